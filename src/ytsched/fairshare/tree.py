@@ -1,0 +1,120 @@
+"""Build the element tree of one update from a snapshot, checking its structure."""
+
+from __future__ import annotations
+
+from ytsched.errors import SnapshotError
+from ytsched.fairshare.elements import Element
+from ytsched.fairshare.model import SchedulingMode, TreeSnapshot
+from ytsched.resources import GPU_INDEX, dominates
+
+
+def build_tree(snapshot: TreeSnapshot) -> tuple[Element, dict[str, Element], dict[str, Element]]:
+    """Link pools and operations into a tree rooted at the single parentless pool.
+
+    Raises :class:`~ytsched.errors.SnapshotError` for duplicate names, missing parents, a
+    missing or second root, FIFO pools with child pools, and usage above demand.
+    """
+    options = snapshot.options
+    pools: dict[str, Element] = {}
+    root: Element | None = None
+    for spec in snapshot.pools:
+        if spec.name in pools:
+            raise SnapshotError("DuplicateElementName", f"pool {spec.name!r} is defined twice")
+        element = Element(name=spec.name, is_operation=False, is_root=spec.parent is None, pool=spec)
+        element.resource_limits = spec.resource_limits
+        element.weight = 1.0 if spec.weight is None else spec.weight
+        pools[spec.name] = element
+        if spec.parent is None:
+            if root is not None:
+                raise SnapshotError(
+                    "MultipleRoots",
+                    f"pools {root.name!r} and {spec.name!r} both have no parent;"
+                    " exactly one root is allowed",
+                )
+            root = element
+            element.resource_limits = snapshot.total_resource_limits
+    if root is None:
+        raise SnapshotError("MissingRoot", "no pool without a parent: the tree has no root")
+
+    for spec in snapshot.pools:
+        if spec.parent is None:
+            continue
+        parent = pools.get(spec.parent)
+        if parent is None:
+            raise SnapshotError(
+                "UnknownParent", f"pool {spec.name!r}: parent {spec.parent!r} does not exist"
+            )
+        element = pools[spec.name]
+        if parent.mode is SchedulingMode.FIFO:
+            raise SnapshotError(
+                "FifoPoolWithSubpools",
+                f"pool {spec.name!r}: its parent {parent.name!r} is a fifo pool,"
+                " and fifo pools may hold only operations",
+            )
+        element.parent = parent
+        parent.children.append(element)
+    _check_acyclic(root, pools)
+
+    operations: dict[str, Element] = {}
+    for op in snapshot.operations:
+        if op.name in operations or op.name in pools:
+            raise SnapshotError("DuplicateElementName", f"element {op.name!r} is defined twice")
+        parent = pools.get(op.parent)
+        if parent is None:
+            raise SnapshotError(
+                "UnknownParent", f"operation {op.name!r}: parent {op.parent!r} does not exist"
+            )
+        if not dominates(op.resource_demand, op.resource_usage):
+            raise SnapshotError(
+                "UsageAboveDemand",
+                f"operation {op.name!r}: resource_usage exceeds resource_demand"
+                " (demand must include usage)",
+            )
+        element = Element(name=op.name, is_operation=True, is_root=False, operation=op, parent=parent)
+        element.weight = op.weight
+        element.resource_demand = op.resource_demand
+        element.resource_usage = op.resource_usage
+        element.resource_limits = op.resource_limits
+        element.is_gang_like = op.is_gang or (
+            options.consider_vanilla_operations_as_gang and op.operation_type == "vanilla"
+        )
+        parent.children.append(element)
+        operations[op.name] = element
+
+    # Explicit strong-guarantee config per element; the rest is inferred later.
+    for element in pools.values():
+        spec = element.pool
+        assert spec is not None
+        explicit = dict(spec.strong_guarantee_resources)
+        if options.use_only_gpu_strong_guarantees:
+            explicit = {GPU_INDEX: explicit[GPU_INDEX]} if GPU_INDEX in explicit else {}
+        element.explicit_strong_guarantee = explicit
+    return root, pools, operations
+
+
+def _check_acyclic(root: Element, pools: dict[str, Element]) -> None:
+    reachable = 0
+    stack = [root]
+    while stack:
+        element = stack.pop()
+        reachable += 1
+        stack.extend(element.children)
+    if reachable != len(pools):
+        unreachable = sorted(
+            name for name, element in pools.items() if not _reaches_root(element, root)
+        )
+        raise SnapshotError(
+            "ParentCycle",
+            "pools form a cycle and never reach the root: " + ", ".join(unreachable[:10]),
+        )
+
+
+def _reaches_root(element: Element, root: Element) -> bool:
+    seen: set[int] = set()
+    current: Element | None = element
+    while current is not None and id(current) not in seen:
+        if current is root:
+            return True
+        seen.add(id(current))
+        current = current.parent
+    return False

@@ -1,0 +1,206 @@
+"""One fair-share update: the vector-HDRF executor.
+
+This follows the step order of ``TFairShareUpdateExecutor::Run`` in
+``yt/yt/library/vector_hdrf/fair_share_update.cpp``:
+
+1. validate pool configs (nested promised-guarantee pools);
+2. infer strong guarantees for resources the config leaves implicit;
+3. collect burst and relaxed pools (pre-order);
+4. bottom-up attributes: limits, usage, demand, strong-guarantee shares, flow and burst ratios,
+   FIFO order;
+5. consume and refill integral volumes, redistribute free volume;
+6. validate guarantees against the cluster and shrink them where they overcommit;
+7. reorder FIFO children for guarantee utilization (when enabled);
+8. integral shares of burst pools, then of relaxed pools;
+9. build the three functions bottom-up and distribute fair share top-down from the root;
+10. promised-guarantee fair share for opted-in subtrees; root fair share = sum of children.
+
+The math of each step lives in :mod:`ytsched.fairshare.functions` (function building and the
+top-down pass), :mod:`ytsched.fairshare.guarantees` and :mod:`ytsched.fairshare.integral`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ytsched.fairshare import functions, guarantees, integral
+from ytsched.fairshare.elements import Element
+from ytsched.fairshare.model import (
+    IntegralGuaranteeType,
+    SchedulingMode,
+    TreeSnapshot,
+    UpdateError,
+    UpdateOptions,
+)
+from ytsched.fairshare.tree import build_tree
+from ytsched.resources import (
+    ZERO,
+    Vector,
+    dominant_resource,
+    max_resource_ratio,
+    share_of,
+    vadd,
+    vmin,
+)
+
+
+@dataclass(slots=True)
+class UpdateContext:
+    """Per-update state shared by all steps (``TFairShareUpdateContext``)."""
+
+    options: UpdateOptions
+    total: Vector
+    now: float | None
+    previous_update_time: float | None
+    errors: list[UpdateError] = field(default_factory=list)
+    burst_pools: list[Element] = field(default_factory=list)
+    relaxed_pools: list[Element] = field(default_factory=list)
+    fifo_pools: list[Element] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class UpdateResult:
+    """The element tree after the update, with errors; elements are keyed by name."""
+
+    root: Element
+    pools: dict[str, Element]
+    operations: dict[str, Element]
+    errors: list[UpdateError]
+    total_resource_limits: Vector
+    options: UpdateOptions
+
+
+def run_update(snapshot: TreeSnapshot) -> UpdateResult:
+    """Compute fair shares (and integral volumes) for one tree snapshot.
+
+    Pure and deterministic: the snapshot is not modified and nothing outside it is read.
+    """
+    root, pools, operations = build_tree(snapshot)
+    context = UpdateContext(
+        options=snapshot.options,
+        total=snapshot.total_resource_limits,
+        now=snapshot.now,
+        previous_update_time=snapshot.previous_update_time,
+    )
+
+    guarantees.validate_pool_configs(root, context.errors)
+    guarantees.determine_inferred_strong_guarantees(root, context.total, context.options)
+    _collect_integral_pools(root, context)
+    _update_cumulative_attributes(root, context)
+    integral.consume_and_refill(root, context)
+    guarantees.validate_and_adjust(root, context)
+    for pool in context.fifo_pools:
+        functions.reorder_fifo_children_for_guarantee_utilization(pool, context.options)
+    integral.update_burst_pool_integral_shares(context)
+    integral.update_relaxed_pool_integral_shares(root, context)
+
+    functions.prepare_recursively(root, context.options)
+    if context.options.enable_improved_fair_share_by_fit_factor_computation:
+        assert root.fsbs is not None
+        functions.distribute_vector(root, root.fsbs.value_at(1.0), False, context.options)
+    else:
+        functions.distribute_scalar(root, 1.0, False)
+    _compute_promised_guarantee_fair_share(root, context.options)
+    _update_root_fair_share(root)
+
+    return UpdateResult(
+        root=root,
+        pools=pools,
+        operations=operations,
+        errors=context.errors,
+        total_resource_limits=context.total,
+        options=context.options,
+    )
+
+
+def _collect_integral_pools(element: Element, context: UpdateContext) -> None:
+    kind = element.integral_type
+    if kind is IntegralGuaranteeType.BURST:
+        context.burst_pools.append(element)
+    elif kind is IntegralGuaranteeType.RELAXED:
+        context.relaxed_pools.append(element)
+    for child in element.children:
+        _collect_integral_pools(child, context)
+
+
+def _update_cumulative_attributes(element: Element, context: UpdateContext) -> None:
+    """Bottom-up: shares, ratios and FIFO order (``UpdateCumulativeAttributes``)."""
+    total = context.total
+    if not element.is_operation:
+        pool = element.pool
+        assert pool is not None
+        if element.integral_type is not IntegralGuaranteeType.NONE:
+            ig = pool.integral_guarantees
+            element.burst_ratio = max_resource_ratio(ig.burst_guarantee_resources, total)
+            element.resource_flow_ratio = max_resource_ratio(ig.resource_flow, total)
+        else:
+            element.burst_ratio = 0.0
+            element.resource_flow_ratio = 0.0
+        element.total_burst_ratio = element.burst_ratio
+        element.total_resource_flow_ratio = element.resource_flow_ratio
+        usage = ZERO
+        demand = ZERO
+        for child in element.children:
+            _update_cumulative_attributes(child, context)
+            element.total_resource_flow_ratio += child.total_resource_flow_ratio
+            element.total_burst_ratio += child.total_burst_ratio
+            usage = vadd(usage, child.resource_usage)
+            demand = vadd(demand, child.resource_demand)
+        element.resource_usage = usage
+        element.resource_demand = demand
+
+    element.limits_share = share_of(vmin(element.resource_limits, total), total)
+    element.strong_guarantee_share = share_of(
+        (
+            element.inferred_strong_guarantee_resources[0],
+            element.inferred_strong_guarantee_resources[1],
+            element.inferred_strong_guarantee_resources[2],
+            element.inferred_strong_guarantee_resources[3],
+            element.inferred_strong_guarantee_resources[4],
+        ),
+        total,
+    )
+    if element.resource_usage == ZERO:
+        element.dominant_resource = dominant_resource(element.resource_demand, total)
+    else:
+        element.dominant_resource = dominant_resource(element.resource_usage, total)
+    element.usage_share = share_of(element.resource_usage, total)
+    element.demand_share = share_of(element.resource_demand, total)
+
+    if not element.is_operation and element.mode is SchedulingMode.FIFO:
+        functions.prepare_fifo_pool(element)
+        context.fifo_pools.append(element)
+
+    if element.is_root:
+        strong = ZERO
+        for child in element.children:
+            strong = vadd(strong, child.strong_guarantee_share)
+        element.strong_guarantee_share = strong
+
+
+def _compute_promised_guarantee_fair_share(element: Element, options: UpdateOptions) -> None:
+    if element.is_operation:
+        return
+    assert element.pool is not None
+    if element.pool.compute_promised_guarantee_fair_share and not element.is_root:
+        assert element.fsbs is not None
+        if options.enable_improved_fair_share_by_fit_factor_computation:
+            functions.distribute_vector(element, element.fsbs.value_at(0.0), True, options)
+        else:
+            functions.distribute_scalar(element, 0.0, True)
+        return
+    for child in element.children:
+        _compute_promised_guarantee_fair_share(child, options)
+
+
+def _update_root_fair_share(root: Element) -> None:
+    """Root fair share = sum of its children, decomposed with the *used* strong guarantee."""
+    used_strong = ZERO
+    total = ZERO
+    for child in root.children:
+        used_strong = vadd(used_strong, child.fair_share.strong_guarantee)
+        total = vadd(total, child.fair_share.total)
+    configured = root.strong_guarantee_share
+    root.strong_guarantee_share = used_strong
+    root.set_detailed_fair_share(total)
+    root.strong_guarantee_share = configured

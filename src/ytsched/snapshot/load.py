@@ -1,0 +1,403 @@
+"""Read a pool-tree snapshot document (``docs/snapshot-format.md``) into a :class:`TreeSnapshot`.
+
+Both top-level forms are accepted: a bare list of elements (the shape of YTsaurus's production
+dump, cluster totals taken from the root's ``resource_limits``) and a map with ``options``,
+``total_resource_limits``, ``now``, ``previous_update_time`` and ``elements``.
+
+Every problem raises :class:`~ytsched.errors.SnapshotError` whose message names the element and
+field (``element 'pool7' (#12): weight: expected a positive number, got -1``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from ytsched.errors import SnapshotError
+from ytsched.fairshare.model import (
+    DEFAULT_FIFO_SORT_PARAMETERS,
+    FifoSortParameter,
+    IntegralGuarantees,
+    IntegralGuaranteeType,
+    OperationSpec,
+    PoolSpec,
+    SchedulingMode,
+    TreeSnapshot,
+    UpdateOptions,
+)
+from ytsched.resources import (
+    INFINITE_RESOURCES,
+    RESOURCE_NAMES,
+    ZERO,
+    ResourceError,
+    Vector,
+    canonical_resource_name,
+    parse_amounts,
+)
+
+ROOT_NAME = "<Root>"
+
+_POOL_FIELDS = {
+    "type",
+    "name",
+    "parent",
+    "mode",
+    "weight",
+    "strong_guarantee_resources",
+    "resource_limits",
+    "integral_guarantees",
+    "accumulated_resource_volume",
+    "last_integral_share_ratio",
+    "fifo_sort_parameters",
+    "compute_promised_guarantee_fair_share",
+    "enable_fifo_children_reordering_for_guarantee_utilization",
+    "total_fair_share",
+}
+_OPERATION_FIELDS = {
+    "type",
+    "name",
+    "parent",
+    "resource_demand",
+    "resource_usage",
+    "resource_limits",
+    "weight",
+    "start_time",
+    "pending_job_count",
+    "is_gang",
+    "operation_type",
+    "total_fair_share",
+}
+_INTEGRAL_FIELDS = {
+    "guarantee_type",
+    "resource_flow",
+    "burst_guarantee_resources",
+    "relaxed_share_multiplier_limit",
+    "can_accept_free_volume",
+    "should_distribute_free_volume_among_children",
+}
+_OPTION_TYPES: dict[str, type] = {
+    "main_resource": str,
+    "integral_pool_capacity_saturation_period": float,
+    "integral_smooth_period": float,
+    "relaxed_share_multiplier_limit": float,
+    "should_distribute_free_volume_among_children": bool,
+    "enable_step_function_for_gang_operations": bool,
+    "enable_improved_fair_share_by_fit_factor_computation": bool,
+    "enable_improved_fair_share_by_fit_factor_computation_distribution_gap": bool,
+    "enable_fast_fifo_fair_share_by_fit_factor_computation": bool,
+    "enable_fifo_children_reordering_for_guarantee_utilization": bool,
+    "infer_weight_from_guarantees_share_multiplier": float,
+    "consider_vanilla_operations_as_gang": bool,
+    "use_only_gpu_strong_guarantees": bool,
+}
+_TOP_LEVEL_FIELDS = {"options", "total_resource_limits", "now", "previous_update_time", "elements"}
+MIN_WEIGHT = 1.4901161193847656e-08
+"""sqrt(DBL_EPSILON): the smallest weight YTsaurus accepts (``TPoolConfig`` validation)."""
+MAX_WEIGHT = 1.0 / MIN_WEIGHT
+
+
+def parse_snapshot(document: Any) -> TreeSnapshot:
+    """Validate and convert a parsed snapshot document."""
+    if isinstance(document, list):
+        return _parse_elements(document, options=UpdateOptions(), totals=None, now=None, prev=None)
+    if not isinstance(document, Mapping):
+        raise SnapshotError(
+            "InvalidSnapshot",
+            f"snapshot: expected a list of elements or a map, got {type(document).__name__}",
+        )
+    unknown = sorted(set(document) - _TOP_LEVEL_FIELDS)
+    if unknown:
+        raise SnapshotError(
+            "UnknownField",
+            f"snapshot: unknown top-level field {unknown[0]!r}"
+            f" (expected {', '.join(sorted(_TOP_LEVEL_FIELDS))})",
+        )
+    if "elements" not in document:
+        raise SnapshotError("InvalidSnapshot", "snapshot: missing 'elements'")
+    options = _parse_options(document.get("options"))
+    totals = None
+    if document.get("total_resource_limits") is not None:
+        totals = _amounts(document["total_resource_limits"], "total_resource_limits", ZERO[0])
+    now = _optional_number(document.get("now"), "snapshot: now")
+    prev = _optional_number(document.get("previous_update_time"), "snapshot: previous_update_time")
+    if now is not None and prev is not None and prev > now:
+        raise SnapshotError(
+            "InvalidSnapshot", f"snapshot: previous_update_time {prev} is after now {now}"
+        )
+    elements = document["elements"]
+    if not isinstance(elements, list):
+        raise SnapshotError("InvalidSnapshot", "snapshot: 'elements' must be a list")
+    return _parse_elements(elements, options=options, totals=totals, now=now, prev=prev)
+
+
+def _parse_options(raw: Any) -> UpdateOptions:
+    if raw is None:
+        return UpdateOptions()
+    if not isinstance(raw, Mapping):
+        raise SnapshotError("InvalidOption", "options: expected a map")
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        expected = _OPTION_TYPES.get(key)
+        if expected is None:
+            raise SnapshotError(
+                "UnknownField",
+                f"options: unknown option {key!r} (known: {', '.join(sorted(_OPTION_TYPES))})",
+            )
+        if value is None:
+            continue
+        if expected is bool:
+            if not isinstance(value, bool):
+                raise SnapshotError("InvalidOption", f"options.{key}: expected a boolean")
+        elif expected is float:
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise SnapshotError("InvalidOption", f"options.{key}: expected a number")
+            value = float(value)
+            if not math.isfinite(value) or value <= 0:
+                raise SnapshotError("InvalidOption", f"options.{key}: must be a positive number")
+        elif not isinstance(value, str):
+            raise SnapshotError("InvalidOption", f"options.{key}: expected a string")
+        values[key] = value
+    if "main_resource" in values:
+        try:
+            values["main_resource"] = canonical_resource_name(values["main_resource"])
+        except ResourceError as error:
+            raise SnapshotError("InvalidOption", f"options.main_resource: {error}") from None
+    multiplier = values.get("infer_weight_from_guarantees_share_multiplier")
+    if multiplier is not None and multiplier < 1:
+        raise SnapshotError(
+            "InvalidOption", "options.infer_weight_from_guarantees_share_multiplier: must be >= 1"
+        )
+    limit = values.get("relaxed_share_multiplier_limit")
+    if limit is not None and not 1 <= limit <= 10:
+        raise SnapshotError(
+            "InvalidOption", "options.relaxed_share_multiplier_limit: must be within [1, 10]"
+        )
+    return UpdateOptions(**values)
+
+
+def _optional_number(value: Any, what: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise SnapshotError("InvalidSnapshot", f"{what}: expected a finite number")
+    return float(value)
+
+
+def _amounts(raw: Any, what: str, missing: float) -> Vector:
+    try:
+        return parse_amounts(raw, missing=missing, what=what)
+    except ResourceError as error:
+        raise SnapshotError("InvalidResources", str(error)) from None
+
+
+def _parse_elements(
+    elements: list[Any],
+    *,
+    options: UpdateOptions,
+    totals: Vector | None,
+    now: float | None,
+    prev: float | None,
+) -> TreeSnapshot:
+    pools: list[PoolSpec] = []
+    operations: list[OperationSpec] = []
+    root_limits: Vector | None = None
+    for position, raw in enumerate(elements):
+        if not isinstance(raw, Mapping):
+            raise SnapshotError(
+                "InvalidElement", f"element #{position}: expected a map, got {type(raw).__name__}"
+            )
+        name = raw.get("name")
+        if not isinstance(name, str) or not name:
+            raise SnapshotError("InvalidElement", f"element #{position}: missing or empty 'name'")
+        where = f"element {name!r} (#{position})"
+        kind = raw.get("type")
+        if kind == "pool":
+            pool = _parse_pool(raw, where)
+            if pool.parent is None:
+                root_limits = _amounts(raw.get("resource_limits"), f"{where}: resource_limits", 0.0)
+            pools.append(pool)
+        elif kind == "operation":
+            operations.append(_parse_operation(raw, where))
+        else:
+            raise SnapshotError(
+                "InvalidElement", f"{where}: 'type' must be 'pool' or 'operation', got {kind!r}"
+            )
+    if totals is None:
+        if root_limits is None:
+            raise SnapshotError(
+                "InvalidSnapshot",
+                "snapshot: no total_resource_limits and no root pool with resource_limits",
+            )
+        totals = root_limits
+    return TreeSnapshot(
+        total_resource_limits=totals,
+        pools=pools,
+        operations=operations,
+        options=options,
+        now=now,
+        previous_update_time=prev,
+    )
+
+
+def _check_fields(raw: Mapping[str, Any], allowed: set[str], where: str) -> None:
+    for key in raw:
+        if key not in allowed:
+            raise SnapshotError("UnknownField", f"{where}: unknown field {key!r}")
+
+
+def _weight(raw: Any, where: str) -> float:
+    if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw):
+        raise SnapshotError("InvalidElement", f"{where}: weight: expected a number, got {raw!r}")
+    if not MIN_WEIGHT <= raw <= MAX_WEIGHT:
+        raise SnapshotError(
+            "InvalidElement",
+            f"{where}: weight: {raw} is outside [{MIN_WEIGHT:.3g}, {MAX_WEIGHT:.3g}]",
+        )
+    return float(raw)
+
+
+def _flag(raw: Mapping[str, Any], key: str, where: str) -> bool:
+    value = raw.get(key, False)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise SnapshotError("InvalidElement", f"{where}: {key}: expected a boolean")
+    return value
+
+
+def _parse_pool(raw: Mapping[str, Any], where: str) -> PoolSpec:
+    _check_fields(raw, _POOL_FIELDS, where)
+    parent = raw.get("parent")
+    if parent is not None and not isinstance(parent, str):
+        raise SnapshotError("InvalidElement", f"{where}: parent: expected a pool name")
+    mode_raw = raw.get("mode", "fair_share")
+    try:
+        mode = SchedulingMode(mode_raw)
+    except ValueError:
+        raise SnapshotError(
+            "InvalidElement", f"{where}: mode: expected 'fair_share' or 'fifo', got {mode_raw!r}"
+        ) from None
+    weight = None if raw.get("weight") is None else _weight(raw["weight"], where)
+    strong: dict[int, float] = {}
+    guarantees_raw = raw.get("strong_guarantee_resources")
+    if guarantees_raw is not None:
+        if not isinstance(guarantees_raw, Mapping):
+            raise SnapshotError(
+                "InvalidResources", f"{where}: strong_guarantee_resources: expected a map"
+            )
+        amounts = _amounts(guarantees_raw, f"{where}: strong_guarantee_resources", 0.0)
+        for key, value in guarantees_raw.items():
+            if value is not None:
+                index = RESOURCE_NAMES.index(canonical_resource_name(str(key)))
+                strong[index] = amounts[index]
+    limits = INFINITE_RESOURCES
+    if raw.get("resource_limits") is not None:
+        limits = _amounts(raw["resource_limits"], f"{where}: resource_limits", INFINITE_RESOURCES[0])
+    volume = ZERO
+    if raw.get("accumulated_resource_volume") is not None:
+        volume = _amounts(raw["accumulated_resource_volume"], f"{where}: accumulated_resource_volume", 0.0)
+    last_ratio = _optional_number(raw.get("last_integral_share_ratio"), f"{where}: last_integral_share_ratio")
+    sort_parameters = DEFAULT_FIFO_SORT_PARAMETERS
+    if raw.get("fifo_sort_parameters") is not None:
+        sort_parameters = _fifo_sort_parameters(raw["fifo_sort_parameters"], where)
+    return PoolSpec(
+        name=str(raw["name"]),
+        parent=parent,
+        mode=mode,
+        weight=weight,
+        strong_guarantee_resources=strong,
+        resource_limits=limits,
+        integral_guarantees=_integral(raw.get("integral_guarantees"), where),
+        accumulated_resource_volume=volume,
+        last_integral_share_ratio=last_ratio or 0.0,
+        fifo_sort_parameters=sort_parameters,
+        compute_promised_guarantee_fair_share=_flag(raw, "compute_promised_guarantee_fair_share", where),
+        enable_fifo_children_reordering_for_guarantee_utilization=_flag(
+            raw, "enable_fifo_children_reordering_for_guarantee_utilization", where
+        ),
+    )
+
+
+def _fifo_sort_parameters(raw: Any, where: str) -> tuple[FifoSortParameter, ...]:
+    if not isinstance(raw, list) or not raw:
+        raise SnapshotError("InvalidElement", f"{where}: fifo_sort_parameters: expected a non-empty list")
+    result: list[FifoSortParameter] = []
+    for item in raw:
+        name = "pending_job_count" if item == "pending_allocation_count" else item
+        try:
+            result.append(FifoSortParameter(name))
+        except ValueError:
+            raise SnapshotError(
+                "InvalidElement",
+                f"{where}: fifo_sort_parameters: unknown parameter {item!r}"
+                " (expected weight, start_time or pending_job_count)",
+            ) from None
+    return tuple(result)
+
+
+def _integral(raw: Any, where: str) -> IntegralGuarantees:
+    if raw is None:
+        return IntegralGuarantees()
+    if not isinstance(raw, Mapping):
+        raise SnapshotError("InvalidElement", f"{where}: integral_guarantees: expected a map")
+    what = f"{where}: integral_guarantees"
+    _check_fields(raw, _INTEGRAL_FIELDS, what)
+    kind_raw = raw.get("guarantee_type", "none")
+    try:
+        kind = IntegralGuaranteeType(kind_raw)
+    except ValueError:
+        raise SnapshotError(
+            "InvalidElement",
+            f"{what}: guarantee_type: expected none, burst or relaxed, got {kind_raw!r}",
+        ) from None
+    flow = _amounts(raw.get("resource_flow"), f"{what}: resource_flow", 0.0)
+    burst = _amounts(raw.get("burst_guarantee_resources"), f"{what}: burst_guarantee_resources", 0.0)
+    multiplier = _optional_number(
+        raw.get("relaxed_share_multiplier_limit"), f"{what}: relaxed_share_multiplier_limit"
+    )
+    if multiplier is not None and not 1 <= multiplier <= 10:
+        raise SnapshotError(
+            "InvalidElement", f"{what}: relaxed_share_multiplier_limit must be within [1, 10]"
+        )
+    accept = raw.get("can_accept_free_volume", True)
+    distribute = raw.get("should_distribute_free_volume_among_children")
+    if not isinstance(accept, bool) or (distribute is not None and not isinstance(distribute, bool)):
+        raise SnapshotError("InvalidElement", f"{what}: volume flags must be booleans")
+    return IntegralGuarantees(
+        guarantee_type=kind,
+        resource_flow=flow,
+        burst_guarantee_resources=burst,
+        relaxed_share_multiplier_limit=multiplier,
+        can_accept_free_volume=accept,
+        should_distribute_free_volume_among_children=distribute,
+    )
+
+
+def _parse_operation(raw: Mapping[str, Any], where: str) -> OperationSpec:
+    _check_fields(raw, _OPERATION_FIELDS, where)
+    parent = raw.get("parent")
+    if not isinstance(parent, str):
+        raise SnapshotError("InvalidElement", f"{where}: an operation needs a parent pool")
+    limits = INFINITE_RESOURCES
+    if raw.get("resource_limits") is not None:
+        limits = _amounts(raw["resource_limits"], f"{where}: resource_limits", INFINITE_RESOURCES[0])
+    weight = 1.0 if raw.get("weight") is None else _weight(raw["weight"], where)
+    pending = raw.get("pending_job_count", 0)
+    if isinstance(pending, bool) or not isinstance(pending, int) or pending < 0:
+        raise SnapshotError("InvalidElement", f"{where}: pending_job_count: expected a count >= 0")
+    operation_type = raw.get("operation_type")
+    if operation_type is not None and not isinstance(operation_type, str):
+        raise SnapshotError("InvalidElement", f"{where}: operation_type: expected a string")
+    return OperationSpec(
+        name=str(raw["name"]),
+        parent=parent,
+        resource_demand=_amounts(raw.get("resource_demand"), f"{where}: resource_demand", 0.0),
+        resource_usage=_amounts(raw.get("resource_usage"), f"{where}: resource_usage", 0.0),
+        resource_limits=limits,
+        weight=weight,
+        start_time=_optional_number(raw.get("start_time"), f"{where}: start_time"),
+        pending_job_count=pending,
+        is_gang=_flag(raw, "is_gang", where),
+        operation_type=operation_type,
+    )

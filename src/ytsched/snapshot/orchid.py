@@ -1,0 +1,123 @@
+"""Orchid-shaped output of a fair-share update (``docs/snapshot-format.md``, "Output").
+
+Attribute names are the YTsaurus orchid names (``yt/yt/server/scheduler/strategy/pool_tree.cpp``,
+``BuildElementYson``), so scripts written against a real scheduler can read ours.  Vectors are
+maps ``resource -> share`` with all five resources.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ytsched.fairshare.elements import Element
+from ytsched.fairshare.model import DetailedShare, IntegralGuaranteeType, SchedulingMode
+from ytsched.fairshare.update import UpdateResult
+from ytsched.resources import RESOURCE_NAMES, Vector, min_resource_ratio, scale_amounts, vscale
+
+ESTIMATED_BURST_DURATION_MARGIN = 1e-4
+"""Burst duration is shown only when the burst ratio exceeds the flow ratio by this much."""
+
+
+def vector_map(vector: Vector) -> dict[str, float]:
+    return {name: float(value) for name, value in zip(RESOURCE_NAMES, vector, strict=True)}
+
+
+def detailed_map(share: DetailedShare) -> dict[str, dict[str, float]]:
+    return {
+        "strong_guarantee": vector_map(share.strong_guarantee),
+        "integral_guarantee": vector_map(share.integral_guarantee),
+        "weight_proportional": vector_map(share.weight_proportional),
+        "total": vector_map(share.total),
+    }
+
+
+def _function_sizes(element: Element) -> dict[str, int] | None:
+    if element.fsbs is None or element.fsbff is None or element.mffbs is None:
+        return None
+    return {
+        "fair_share_by_suggestion_size": len(element.fsbs.segments),
+        "fair_share_by_fit_factor_size": len(element.fsbff.segments),
+        "max_fit_factor_by_suggestion_size": len(element.mffbs.segments),
+    }
+
+
+def element_attributes(element: Element, result: UpdateResult) -> dict[str, Any]:
+    """All orchid attributes of one element after an update."""
+    fair_total = element.fair_share.total
+    attributes: dict[str, Any] = {
+        "detailed_fair_share": detailed_map(element.fair_share),
+        "fair_share_ratio": max(fair_total),
+        "usage_ratio": max(element.usage_share),
+        "demand_ratio": max(element.demand_share),
+        "dominant_resource": element.dominant_resource,
+        "demand_share": vector_map(element.demand_share),
+        "usage_share": vector_map(element.usage_share),
+        "limits_share": vector_map(element.limits_share),
+        "strong_guarantee_share": vector_map(element.strong_guarantee_share),
+        "proposed_integral_share": vector_map(element.proposed_integral_share),
+        "estimated_guarantee_share": vector_map(element.estimated_guarantee_share),
+        "promised_guarantee_fair_share": detailed_map(element.promised_guarantee_fair_share),
+        "resource_usage": vector_map(element.resource_usage),
+        "resource_demand": vector_map(element.resource_demand),
+        "weight": element.weight,
+        "fair_share_functions_statistics": _function_sizes(element),
+    }
+    if element.fsbs is not None:
+        limited = element.fsbs.right_value
+        attributes["limited_demand_share"] = vector_map(limited)
+        attributes["dominant_limited_demand_share"] = max(limited)
+    if element.is_operation:
+        assert element.parent is not None
+        attributes["pool"] = element.parent.name
+        attributes["is_gang"] = element.is_gang_like
+        if element.parent.mode is SchedulingMode.FIFO:
+            attributes["fifo_index"] = element.fifo_index
+            attributes["effective_fifo_index"] = element.effective_fifo_index
+        return attributes
+
+    assert element.pool is not None
+    attributes["parent"] = element.parent.name if element.parent is not None else None
+    attributes["mode"] = element.mode.value
+    attributes["total_resource_flow_ratio"] = element.total_resource_flow_ratio
+    attributes["total_burst_ratio"] = element.total_burst_ratio
+    attributes["inferred_strong_guarantee_resources"] = vector_map(
+        tuple(element.inferred_strong_guarantee_resources)  # type: ignore[arg-type]
+    )
+    attributes["child_pool_count"] = sum(1 for child in element.children if not child.is_operation)
+    kind = element.integral_type
+    if kind is not IntegralGuaranteeType.NONE:
+        total = result.total_resource_limits
+        options = result.options
+        volume = element.integral.accumulated_volume
+        capacity = vscale(
+            scale_amounts(total, element.resource_flow_ratio),
+            options.integral_pool_capacity_saturation_period,
+        )
+        ratio_volume = min_resource_ratio(volume, total)
+        attributes["integral_guarantee_type"] = kind.value
+        attributes["specified_resource_flow_ratio"] = element.resource_flow_ratio
+        attributes["specified_burst_ratio"] = element.burst_ratio
+        attributes["integral_pool_capacity"] = vector_map(capacity)
+        attributes["accumulated_resource_volume"] = vector_map(volume)
+        attributes["accumulated_resource_ratio_volume"] = ratio_volume
+        attributes["last_integral_share_ratio"] = element.integral.last_share_ratio
+        if (
+            kind is IntegralGuaranteeType.BURST
+            and element.burst_ratio > element.resource_flow_ratio + ESTIMATED_BURST_DURATION_MARGIN
+        ):
+            attributes["estimated_burst_usage_duration_seconds"] = ratio_volume / (
+                element.burst_ratio - element.resource_flow_ratio
+            )
+    return attributes
+
+
+def to_orchid(result: UpdateResult) -> dict[str, Any]:
+    """The whole update as ``{pools, operations, errors}``."""
+    return {
+        "pools": {name: element_attributes(e, result) for name, e in result.pools.items()},
+        "operations": {name: element_attributes(e, result) for name, e in result.operations.items()},
+        "errors": [
+            {"code": error.code, "message": error.message, "attributes": error.attributes}
+            for error in result.errors
+        ],
+    }
