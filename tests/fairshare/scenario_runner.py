@@ -47,8 +47,8 @@ by ``" + "`` denote their sum (per resource for vectors), e.g.
   was not reordered);
 * a string or boolean: compared for equality (e.g. ``dominant_resource``);
 * a resource map ``{resource: value}`` for a vector attribute: a partial map, only the listed
-  resources (``user_slots``, ``cpu``, ``gpu``, ``memory``, ``network``) are checked, each value being
-  a number or a comparator map (below);
+  resources (``user_slots``, ``cpu``, ``gpu``, ``memory``, ``network``) are checked, each value
+  being a number or a comparator map (below);
 * a comparator map ``{op: bound, ...}`` with ``op`` among ``"<="``, ``">="``, ``"=="``, ``"<"``,
   ``">"``; applied to a scalar attribute, or to every resource of a vector attribute. Semantics with
   tolerance ``t``: ``"=="`` is ``isclose(actual, bound, abs_tol=t)``; ``"<="`` is
@@ -147,7 +147,9 @@ _INTEGRAL_KEYS = frozenset(
         "can_accept_free_volume",
     }
 )
-_DETAILED_KEYS = frozenset({"strong_guarantee", "integral_guarantee", "weight_proportional", "total"})
+_DETAILED_KEYS = frozenset(
+    {"strong_guarantee", "integral_guarantee", "weight_proportional", "total"}
+)
 # First segment of an expectation path -> allowed second segments (None: no nesting allowed).
 _ATTRIBUTES: dict[str, frozenset[str] | None] = {
     "detailed_fair_share": _DETAILED_KEYS,
@@ -243,9 +245,7 @@ def run_scenario(scenario: Mapping[str, Any], compute_orchid: ComputeOrchid) -> 
         label = name if len(steps) == 1 else f"{name} [step {index}]"
         failures = check_expectations(label, step["expect"], outputs, tolerance)
         if failures:
-            raise ScenarioFailure(
-                f"{len(failures)} expectation(s) failed:\n" + "\n".join(failures)
-            )
+            raise ScenarioFailure(f"{len(failures)} expectation(s) failed:\n" + "\n".join(failures))
     return outputs
 
 
@@ -312,9 +312,7 @@ class _Checker:
 
     def fail(self, where: str, expected: Any, actual: Any) -> None:
         actual_text = "<missing>" if actual is _MISSING else repr(actual)
-        self.failures.append(
-            f"{self.label}: {where}: expected {expected!r}, actual {actual_text}"
-        )
+        self.failures.append(f"{self.label}: {where}: expected {expected!r}, actual {actual_text}")
 
     def bound(self, kind: str, name: str, bound: Any, resource: str | None) -> Any:
         """Resolve a comparator bound (number or attribute reference) to a number."""
@@ -334,7 +332,9 @@ class _Checker:
             self.fail(where, expected, actual)
             return
         if _is_number(expected):
-            if not math.isclose(float(actual), float(expected), rel_tol=0.0, abs_tol=self.tolerance):
+            if not math.isclose(
+                float(actual), float(expected), rel_tol=0.0, abs_tol=self.tolerance
+            ):
                 self.fail(where, expected, actual)
             return
         for op, raw_bound in expected.items():
@@ -354,9 +354,9 @@ class _Checker:
             elif isinstance(expected, bool | str):
                 if actual is _MISSING or actual != expected:
                     self.fail(where, expected, actual)
-            elif _is_number(expected):
-                self.scalar(where, kind, name, None, expected, actual)
-            elif _is_comparator_map(expected) and not isinstance(actual, Mapping):
+            elif _is_number(expected) or (
+                _is_comparator_map(expected) and not isinstance(actual, Mapping)
+            ):
                 self.scalar(where, kind, name, None, expected, actual)
             elif _is_comparator_map(expected):
                 for resource in RESOURCES:
@@ -510,7 +510,9 @@ def _validate_snapshot(problems: list[str], where: str, snapshot: Any) -> dict[s
                         problems.append(f"{at}.integral_guarantees.guarantee_type: invalid")
                     for key in ("resource_flow", "burst_guarantee_resources"):
                         if key in integral:
-                            _check_resources(problems, f"{at}.integral_guarantees.{key}", integral[key])
+                            _check_resources(
+                                problems, f"{at}.integral_guarantees.{key}", integral[key]
+                            )
         kinds[name] = kind
     if roots != 1:
         problems.append(f"{where}.elements: expected exactly one root pool, found {roots}")

@@ -14,9 +14,10 @@ Expectation forms (full details in the ``scenario_runner`` module docstring):
   partial resource map ``{resource: number-or-comparator}`` for vectors, ``null``, a string, or a
   comparator map ``{"<=": bound}`` / ``{">=": bound}`` / ``{"==": bound}`` (also strict ``"<"`` and
   ``">"``), where ``"<="`` means ``actual <= bound + tolerance``, ``">="`` means
-  ``actual >= bound - tolerance`` and ``"=="`` is the isclose check; a comparator applied to a vector
-  applies to each of its five resources; ``bound`` is a number or ``{"attr": path, "step": k}``
-  referring to an attribute of the same element (in step ``k``, default the current one);
+  ``actual >= bound - tolerance`` and ``"=="`` is the isclose check; a comparator applied to a
+  vector applies to each of its five resources; ``bound`` is a number or
+  ``{"attr": path, "step": k}`` referring to an attribute of the same element (in step ``k``,
+  default the current one);
 * ``errors``: the set of reported error codes must equal it; when absent no error may be reported.
 
 Multi-step scenarios (``"steps": [{"snapshot", "expect"}, ...]``) run one update per step. With

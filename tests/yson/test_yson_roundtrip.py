@@ -8,9 +8,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ytsched.yson import WithAttributes, YsonError, YsonUint, dumps, loads
+from ytsched.yson import WithAttributes, YsonError, YsonUint, dumps, loads, parser
 from ytsched.yson import _lexer as lexer
-from ytsched.yson import parser
 
 _TRICKY = '\x00\x01\x1f\x7f\n\t\r"\\/*#%;=<>{}[]éÿ€😀 ab1'
 texts = st.text() | st.text(alphabet=_TRICKY)
@@ -40,7 +39,7 @@ values = st.recursive(
         | st.dictionaries(texts, children, max_size=5)
         | _attributed(children)
     ),
-    max_leaves=25,
+    max_leaves=15,
 )
 
 
@@ -61,31 +60,6 @@ def same(left: Any, right: Any) -> bool:
     return bool(left == right)
 
 
-@settings(max_examples=150)
-@given(values)
-def test_compact_round_trip(value: Any) -> None:
-    text = dumps(value)
-    assert "\n" not in text
-    assert same(loads(text), value)
-    assert same(loads(text.encode("utf-8")), value)
-
-
-@settings(max_examples=150)
-@given(values, st.integers(min_value=0, max_value=8))
-def test_pretty_round_trip(value: Any, indent: int) -> None:
-    assert same(loads(dumps(value, pretty=True, indent=indent)), value)
-
-
-@given(st.floats())
-def test_every_float_round_trips(number: float) -> None:
-    assert same(loads(dumps(number)), number)
-
-
-@given(st.tuples(values, values))
-def test_tuples_become_lists(pair: tuple[Any, Any]) -> None:
-    assert same(loads(dumps(pair)), list(pair))
-
-
 def _parse_both(text: str) -> tuple[object, object]:
     """Parse with and without the fused fast-path tokens: (result or error)."""
     outcomes: list[object] = []
@@ -97,14 +71,32 @@ def _parse_both(text: str) -> tuple[object, object]:
     return outcomes[0], outcomes[1]
 
 
+@settings(max_examples=100)
 @given(values)
-def test_fast_path_matches_slow_path_on_valid_input(value: Any) -> None:
-    for text in (dumps(value), dumps(value, pretty=True)):
-        fast, slow = _parse_both(text)
-        assert same(fast, slow)
+def test_compact_round_trip(value: Any) -> None:
+    text = dumps(value)
+    assert "\n" not in text
+    assert same(loads(text), value)
+    assert same(loads(text.encode("utf-8")), value)
+    fast, slow = _parse_both(text)  # the fused fast-path tokens change nothing
+    assert same(fast, slow)
 
 
-@settings(max_examples=300)
+@settings(max_examples=100)
+@given(values, st.integers(min_value=0, max_value=8))
+def test_pretty_round_trip(value: Any, indent: int) -> None:
+    text = dumps(value, pretty=True, indent=indent)
+    assert same(loads(text), value)
+    fast, slow = _parse_both(text)
+    assert same(fast, slow)
+
+
+@given(st.floats())
+def test_every_float_round_trips(number: float) -> None:
+    assert same(loads(dumps(number)), number)
+
+
+@settings(max_examples=100)
 @given(values, st.data())
 def test_fast_path_matches_slow_path_on_damaged_input(value: Any, data: st.DataObject) -> None:
     # Delete, duplicate or insert a character somewhere: both paths must agree
@@ -117,7 +109,8 @@ def test_fast_path_matches_slow_path_on_damaged_input(value: Any, data: st.DataO
     elif edit == "duplicate":
         text = text[:where] + text[where : where + 1] * 2 + text[where + 1 :]
     else:
-        text = text[:where] + data.draw(st.sampled_from(list(';="{}[]<>#%\\ u.e-1a'))) + text[where:]
+        inserted = data.draw(st.sampled_from(list(';="{}[]<>#%\\ u.e-1a')))
+        text = text[:where] + inserted + text[where:]
     fast, slow = _parse_both(text)
     if isinstance(fast, tuple) and fast[:1] == ("error",):
         assert fast == slow

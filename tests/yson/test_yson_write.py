@@ -97,14 +97,7 @@ def test_attributes() -> None:
     value = WithAttributes({"x": 1}, {"a": 1, "b": WithAttributes("s", {"c": None})})
     assert dumps(value) == '<"a"=1;"b"=<"c"=#;>"s";>{"x"=1;}'
     assert dumps(value, pretty=True) == (
-        "<\n"
-        '    "a" = 1;\n'
-        '    "b" = <\n'
-        '        "c" = #;\n'
-        '    > "s";\n'
-        "> {\n"
-        '    "x" = 1;\n'
-        "}"
+        '<\n    "a" = 1;\n    "b" = <\n        "c" = #;\n    > "s";\n> {\n    "x" = 1;\n}'
     )
     assert loads(dumps(value)) == value
     assert loads(dumps(value, pretty=True)) == value
@@ -182,3 +175,9 @@ def test_dump_to_file() -> None:
     buffer = io.StringIO()
     dump([1], buffer, pretty=True, indent=2)
     assert buffer.getvalue() == "[\n  1;\n]"
+
+
+def test_lone_surrogates_in_str_round_trip() -> None:
+    # Not representable in UTF-8, but str input/output keeps them intact.
+    for text in ["\ud800", "\ud800\n", "a\udfff\x01b"]:
+        assert loads(dumps(text)) == text

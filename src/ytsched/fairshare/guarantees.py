@@ -210,6 +210,13 @@ def _infer_weights(root: Element, options: UpdateOptions) -> None:
 
 
 def _compute_estimated_guarantee_share(element: Element) -> None:
+    """Each child's strong guarantee (as far as the parent's estimate lasts), plus the parent's
+    undistributed remainder split by weight.
+
+    This is the version of ``ComputeEstimatedGuaranteeShare`` that the current YTsaurus unit
+    tests exercise; an older version also added the child's resource flow (see
+    ``docs/conformance.md``).
+    """
     children = element.children
     if not children:
         return
@@ -217,10 +224,7 @@ def _compute_estimated_guarantee_share(element: Element) -> None:
     undistributed = element.estimated_guarantee_share
     for child in children:
         weight_sum += child.weight
-        estimate = vmin(
-            vadd(child.strong_guarantee_share, vconst(child.total_resource_flow_ratio)),
-            undistributed,
-        )
+        estimate = vmin(child.strong_guarantee_share, undistributed)
         child.estimated_guarantee_share = estimate
         undistributed = vsub(undistributed, estimate)
     for child in children:

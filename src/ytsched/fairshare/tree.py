@@ -23,6 +23,8 @@ def build_tree(snapshot: TreeSnapshot) -> tuple[Element, dict[str, Element], dic
         element = Element(name=spec.name, is_operation=False, is_root=spec.parent is None, pool=spec)
         element.resource_limits = spec.resource_limits
         element.weight = 1.0 if spec.weight is None else spec.weight
+        element.integral.accumulated_volume = spec.accumulated_resource_volume
+        element.integral.last_share_ratio = spec.last_integral_share_ratio
         pools[spec.name] = element
         if spec.parent is None:
             if root is not None:

@@ -186,12 +186,12 @@ _SIMPLE_ESCAPES: Final = {
 }
 
 
-def _bytes_to_str(data: bytes) -> str:
+def _bytes_to_str(data: bytes, errors: str = "strict") -> str:
     # YSON strings are byte strings; we decode them as UTF-8 and keep bytes that
     # are not valid UTF-8 as latin-1 code points, so no input is ever rejected
     # or silently altered because of its encoding.
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8", errors)
     except UnicodeDecodeError:
         return data.decode("latin-1")
 
@@ -226,7 +226,9 @@ def _unescape(body: str, encoding: str) -> str:
             chunks.append(simple)
         last = match.end()
     chunks.append(body[last:].encode(encoding, errors))
-    return _bytes_to_str(b"".join(chunks))
+    # For str input, "surrogatepass" lets a lone surrogate in the text survive
+    # the round trip through bytes, as it does for literals without escapes.
+    return _bytes_to_str(b"".join(chunks), errors)
 
 
 def decode_text_literal(body: str) -> str:
