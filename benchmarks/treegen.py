@@ -42,7 +42,7 @@ def generate_tree(
     guarantee_budget = {"root": TOTAL["cpu"] * 0.8}
     guarantees: dict[str, float] = {"<Root>": TOTAL["cpu"]}
     counter = 0
-    for level, count in enumerate(per_level, start=1):
+    for count in per_level:
         count = min(count, remaining)
         if count <= 0:
             break
@@ -110,14 +110,16 @@ def generate_tree(
         memory_per_job = rng.choice([2, 4, 8, 16]) * 2**30
         net = rng.choice([0, 1, 10])
 
-        def amounts(n: int) -> dict[str, float]:
-            return {
-                "user_slots": n,
-                "cpu": n * cpu_per_job,
-                "gpu": n * gpu_per_job,
-                "memory": n * memory_per_job,
-                "network": n * net,
-            }
+        per_job = {
+            "user_slots": 1,
+            "cpu": cpu_per_job,
+            "gpu": gpu_per_job,
+            "memory": memory_per_job,
+            "network": net,
+        }
+
+        def amounts(n: int, per_job: dict[str, float] = per_job) -> dict[str, float]:
+            return {name: n * amount for name, amount in per_job.items()}
 
         operation: dict[str, Any] = {
             "type": "operation",

@@ -1,10 +1,11 @@
 """The element tree the update works on: root, pools and operations with their attributes.
 
-An :class:`Element` is built fresh for every update from a :class:`~ytsched.fairshare.model.TreeSnapshot`
-and carries both the inputs (config, usage, demand) and everything the update computes (the
-YTsaurus ``TSchedulableAttributes``).  Keeping inputs and outputs on one mutable object mirrors the
-structure of ``yt/yt/library/vector_hdrf/fair_share_update.h``, which makes the port easy to
-check line of reasoning by line of reasoning.
+An :class:`Element` is built fresh for every update from a
+:class:`~ytsched.fairshare.model.TreeSnapshot` and carries both the inputs (config, usage,
+demand) and everything the update computes (the YTsaurus ``TSchedulableAttributes``).  Keeping
+inputs and outputs on one mutable object mirrors the structure of
+``yt/yt/library/vector_hdrf/fair_share_update.h``, which makes the port easy to check step by
+step.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Strong guarantees: inference, validation against the cluster, proportional shrinking.
 
 Source: ``TCompositeElement::DetermineImplicitInferredStrongGuaranteeResources``,
-``TRootElement::ValidateAndAdjustSpecifiedGuarantees``, ``TCompositeElement::AdjustStrongGuarantees``
-and ``ComputeEstimatedGuaranteeShare`` in ``yt/yt/library/vector_hdrf/fair_share_update.cpp``.
+``TRootElement::ValidateAndAdjustSpecifiedGuarantees``,
+``TCompositeElement::AdjustStrongGuarantees`` and ``ComputeEstimatedGuaranteeShare`` in
+``yt/yt/library/vector_hdrf/fair_share_update.cpp``.
 
 Priority strong-guarantee tiers (``enable_priority_strong_guarantee_adjustment``) are not
 supported yet: every guarantee is in the regular tier, which is the YTsaurus default.
@@ -64,7 +65,9 @@ def validate_pool_configs(root: Element, errors: list[UpdateError]) -> None:
         )
 
 
-def determine_inferred_strong_guarantees(root: Element, total: Vector, options: UpdateOptions) -> None:
+def determine_inferred_strong_guarantees(
+    root: Element, total: Vector, options: UpdateOptions
+) -> None:
     """Fill ``inferred_strong_guarantee_resources`` top-down.
 
     A child's unspecified non-main resource gets ``child_main / parent_main * parent_r``.  Below
@@ -191,7 +194,12 @@ def _adjust_strong_guarantees(element: Element) -> None:
 
 
 def _infer_weights(root: Element, options: UpdateOptions) -> None:
-    """Weights of pools without an explicit weight (``infer_weight_from_guarantees_share_multiplier``)."""
+    """Weights of pools without an explicit weight.
+
+    With ``infer_weight_from_guarantees_share_multiplier = m`` a pool's weight is
+    ``m * own / parent`` where ``own`` is its dominant strong-guarantee share plus its total
+    resource flow ratio, and ``parent`` the same for its parent (1 when either is ~0).
+    """
     multiplier = options.infer_weight_from_guarantees_share_multiplier
     if multiplier is None:
         return
@@ -204,8 +212,12 @@ def _infer_weights(root: Element, options: UpdateOptions) -> None:
             assert child.pool is not None
             if child.pool.weight is None:
                 own = vmaxcomp(child.strong_guarantee_share) + child.total_resource_flow_ratio
-                parent = vmaxcomp(element.strong_guarantee_share) + element.total_resource_flow_ratio
-                child.weight = 1.0 if own < EPSILON or parent < EPSILON else own * multiplier / parent
+                parent = (
+                    vmaxcomp(element.strong_guarantee_share) + element.total_resource_flow_ratio
+                )
+                child.weight = (
+                    1.0 if own < EPSILON or parent < EPSILON else own * multiplier / parent
+                )
             stack.append(child)
 
 

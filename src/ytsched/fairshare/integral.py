@@ -1,7 +1,8 @@
 """Integral guarantees: volume accounting and the integral shares of burst and relaxed pools.
 
-Source: ``TPool::UpdateAccumulatedResourceVolume``, ``UpdateOverflowAndAcceptableVolumesRecursively``,
-``DistributeFreeVolume``, ``UpdateBurstPoolIntegralShares``, ``UpdateRelaxedPoolIntegralShares``,
+Source: ``TPool::UpdateAccumulatedResourceVolume``,
+``UpdateOverflowAndAcceptableVolumesRecursively``, ``DistributeFreeVolume``,
+``UpdateBurstPoolIntegralShares``, ``UpdateRelaxedPoolIntegralShares``,
 ``GetHierarchicalAvailableLimitsShare``, ``IncreaseHierarchicalIntegralShare`` and
 ``AdjustProposedIntegralShare`` in ``yt/yt/library/vector_hdrf/fair_share_update.cpp``.
 

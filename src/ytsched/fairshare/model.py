@@ -75,8 +75,9 @@ class IntegralGuarantees:
 class PoolSpec:
     """One pool (or the root) as configured.
 
-    ``strong_guarantee_resources`` holds only the resources the config names explicitly: the
-    others are inferred from the main resource (``DetermineImplicitInferredStrongGuaranteeResources``).
+    ``strong_guarantee_resources`` holds only the resources the config names explicitly; the
+    others are inferred from the main resource
+    (``DetermineImplicitInferredStrongGuaranteeResources``).
     """
 
     name: str

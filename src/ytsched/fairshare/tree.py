@@ -20,7 +20,9 @@ def build_tree(snapshot: TreeSnapshot) -> tuple[Element, dict[str, Element], dic
     for spec in snapshot.pools:
         if spec.name in pools:
             raise SnapshotError("DuplicateElementName", f"pool {spec.name!r} is defined twice")
-        element = Element(name=spec.name, is_operation=False, is_root=spec.parent is None, pool=spec)
+        element = Element(
+            name=spec.name, is_operation=False, is_root=spec.parent is None, pool=spec
+        )
         element.resource_limits = spec.resource_limits
         element.weight = 1.0 if spec.weight is None else spec.weight
         element.integral.accumulated_volume = spec.accumulated_resource_volume
@@ -72,7 +74,9 @@ def build_tree(snapshot: TreeSnapshot) -> tuple[Element, dict[str, Element], dic
                 f"operation {op.name!r}: resource_usage exceeds resource_demand"
                 " (demand must include usage)",
             )
-        element = Element(name=op.name, is_operation=True, is_root=False, operation=op, parent=parent)
+        element = Element(
+            name=op.name, is_operation=True, is_root=False, operation=op, parent=parent
+        )
         element.weight = op.weight
         element.resource_demand = op.resource_demand
         element.resource_usage = op.resource_usage
@@ -85,9 +89,9 @@ def build_tree(snapshot: TreeSnapshot) -> tuple[Element, dict[str, Element], dic
 
     # Explicit strong-guarantee config per element; the rest is inferred later.
     for element in pools.values():
-        spec = element.pool
-        assert spec is not None
-        explicit = dict(spec.strong_guarantee_resources)
+        pool_spec = element.pool
+        assert pool_spec is not None
+        explicit = dict(pool_spec.strong_guarantee_resources)
         if options.use_only_gpu_strong_guarantees:
             explicit = {GPU_INDEX: explicit[GPU_INDEX]} if GPU_INDEX in explicit else {}
         element.explicit_strong_guarantee = explicit

@@ -33,7 +33,7 @@ def _kind(file: Path, text: str) -> str:
     if suffix in (".yson", ".json"):
         return suffix[1:]
     stripped = text.lstrip()
-    if stripped.startswith(("{\"", "[{", "[\n", "[]", "{}")) and "=" not in stripped[:200]:
+    if stripped.startswith(('{"', "[{", "[\n", "[]", "{}")) and "=" not in stripped[:200]:
         return "json"
     return "yson"
 

@@ -293,11 +293,17 @@ def _parse_pool(raw: Mapping[str, Any], where: str) -> PoolSpec:
                 strong[index] = amounts[index]
     limits = INFINITE_RESOURCES
     if raw.get("resource_limits") is not None:
-        limits = _amounts(raw["resource_limits"], f"{where}: resource_limits", INFINITE_RESOURCES[0])
+        limits = _amounts(
+            raw["resource_limits"], f"{where}: resource_limits", INFINITE_RESOURCES[0]
+        )
     volume = ZERO
     if raw.get("accumulated_resource_volume") is not None:
-        volume = _amounts(raw["accumulated_resource_volume"], f"{where}: accumulated_resource_volume", 0.0)
-    last_ratio = _optional_number(raw.get("last_integral_share_ratio"), f"{where}: last_integral_share_ratio")
+        volume = _amounts(
+            raw["accumulated_resource_volume"], f"{where}: accumulated_resource_volume", 0.0
+        )
+    last_ratio = _optional_number(
+        raw.get("last_integral_share_ratio"), f"{where}: last_integral_share_ratio"
+    )
     sort_parameters = DEFAULT_FIFO_SORT_PARAMETERS
     if raw.get("fifo_sort_parameters") is not None:
         sort_parameters = _fifo_sort_parameters(raw["fifo_sort_parameters"], where)
@@ -312,7 +318,9 @@ def _parse_pool(raw: Mapping[str, Any], where: str) -> PoolSpec:
         accumulated_resource_volume=volume,
         last_integral_share_ratio=last_ratio or 0.0,
         fifo_sort_parameters=sort_parameters,
-        compute_promised_guarantee_fair_share=_flag(raw, "compute_promised_guarantee_fair_share", where),
+        compute_promised_guarantee_fair_share=_flag(
+            raw, "compute_promised_guarantee_fair_share", where
+        ),
         enable_fifo_children_reordering_for_guarantee_utilization=_flag(
             raw, "enable_fifo_children_reordering_for_guarantee_utilization", where
         ),
@@ -321,7 +329,9 @@ def _parse_pool(raw: Mapping[str, Any], where: str) -> PoolSpec:
 
 def _fifo_sort_parameters(raw: Any, where: str) -> tuple[FifoSortParameter, ...]:
     if not isinstance(raw, list) or not raw:
-        raise SnapshotError("InvalidElement", f"{where}: fifo_sort_parameters: expected a non-empty list")
+        raise SnapshotError(
+            "InvalidElement", f"{where}: fifo_sort_parameters: expected a non-empty list"
+        )
     result: list[FifoSortParameter] = []
     for item in raw:
         name = "pending_job_count" if item == "pending_allocation_count" else item
@@ -352,7 +362,9 @@ def _integral(raw: Any, where: str) -> IntegralGuarantees:
             f"{what}: guarantee_type: expected none, burst or relaxed, got {kind_raw!r}",
         ) from None
     flow = _amounts(raw.get("resource_flow"), f"{what}: resource_flow", 0.0)
-    burst = _amounts(raw.get("burst_guarantee_resources"), f"{what}: burst_guarantee_resources", 0.0)
+    burst = _amounts(
+        raw.get("burst_guarantee_resources"), f"{what}: burst_guarantee_resources", 0.0
+    )
     multiplier = _optional_number(
         raw.get("relaxed_share_multiplier_limit"), f"{what}: relaxed_share_multiplier_limit"
     )
@@ -362,7 +374,9 @@ def _integral(raw: Any, where: str) -> IntegralGuarantees:
         )
     accept = raw.get("can_accept_free_volume", True)
     distribute = raw.get("should_distribute_free_volume_among_children")
-    if not isinstance(accept, bool) or (distribute is not None and not isinstance(distribute, bool)):
+    if not isinstance(accept, bool) or (
+        distribute is not None and not isinstance(distribute, bool)
+    ):
         raise SnapshotError("InvalidElement", f"{what}: volume flags must be booleans")
     return IntegralGuarantees(
         guarantee_type=kind,
@@ -381,7 +395,9 @@ def _parse_operation(raw: Mapping[str, Any], where: str) -> OperationSpec:
         raise SnapshotError("InvalidElement", f"{where}: an operation needs a parent pool")
     limits = INFINITE_RESOURCES
     if raw.get("resource_limits") is not None:
-        limits = _amounts(raw["resource_limits"], f"{where}: resource_limits", INFINITE_RESOURCES[0])
+        limits = _amounts(
+            raw["resource_limits"], f"{where}: resource_limits", INFINITE_RESOURCES[0]
+        )
     weight = 1.0 if raw.get("weight") is None else _weight(raw["weight"], where)
     pending = raw.get("pending_job_count", 0)
     if isinstance(pending, bool) or not isinstance(pending, int) or pending < 0:

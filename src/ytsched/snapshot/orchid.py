@@ -115,7 +115,9 @@ def to_orchid(result: UpdateResult) -> dict[str, Any]:
     """The whole update as ``{pools, operations, errors}``."""
     return {
         "pools": {name: element_attributes(e, result) for name, e in result.pools.items()},
-        "operations": {name: element_attributes(e, result) for name, e in result.operations.items()},
+        "operations": {
+            name: element_attributes(e, result) for name, e in result.operations.items()
+        },
         "errors": [
             {"code": error.code, "message": error.message, "attributes": error.attributes}
             for error in result.errors
