@@ -1,0 +1,192 @@
+"""Snapshot loading: both top-level forms, defaults, and a clear error for each bad input."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ytsched.errors import SnapshotError
+from ytsched.resources import INFINITE_AMOUNT
+from ytsched.snapshot import compute, parse_snapshot, read_document
+
+TOTAL = {"user_slots": 10, "cpu": 10, "gpu": 0, "memory": 1000, "network": 0}
+
+
+def document(*elements: dict[str, Any], **top: Any) -> dict[str, Any]:
+    base: list[dict[str, Any]] = [{"type": "pool", "name": "<Root>", "parent": None}]
+    return {"total_resource_limits": TOTAL, "elements": base + list(elements), **top}
+
+
+def test_bare_list_takes_totals_from_root_limits() -> None:
+    elements = [
+        {"type": "pool", "name": "<Root>", "parent": None, "resource_limits": TOTAL},
+        {"type": "pool", "name": "a", "parent": "<Root>", "weight": 2.0},
+    ]
+    snapshot = parse_snapshot(elements)
+    assert snapshot.total_resource_limits == (10.0, 10.0, 0.0, 1000.0, 0.0)
+    assert snapshot.pools[1].weight == 2.0
+
+
+def test_defaults_of_pools_and_operations() -> None:
+    snapshot = parse_snapshot(
+        document(
+            {"type": "pool", "name": "a", "parent": "<Root>"},
+            {"type": "operation", "name": "op", "parent": "a"},
+        )
+    )
+    pool = snapshot.pools[1]
+    assert pool.mode.value == "fair_share"
+    assert pool.weight is None
+    assert pool.resource_limits == (INFINITE_AMOUNT,) * 5
+    assert [p.value for p in pool.fifo_sort_parameters] == ["weight", "start_time"]
+    operation = snapshot.operations[0]
+    assert operation.resource_demand == (0.0,) * 5
+    assert operation.weight == 1.0
+    assert not operation.is_gang
+
+
+def test_user_memory_is_an_alias_and_cpu_rounds_to_hundredths() -> None:
+    snapshot = parse_snapshot(
+        document(
+            {
+                "type": "operation",
+                "name": "op",
+                "parent": "<Root>",
+                "resource_demand": {"user_memory": 512, "cpu": 1.234},
+            }
+        )
+    )
+    assert snapshot.operations[0].resource_demand == (0.0, 1.23, 0.0, 512.0, 0.0)
+
+
+BAD_INPUTS = [
+    ("UnknownField", {"type": "pool", "name": "a", "parent": "<Root>", "colour": "red"}, "colour"),
+    ("InvalidElement", {"type": "pool", "name": "a", "parent": "<Root>", "weight": -1}, "weight"),
+    ("InvalidElement", {"type": "pool", "name": "a", "parent": "<Root>", "mode": "lifo"}, "mode"),
+    ("InvalidElement", {"type": "widget", "name": "a"}, "type"),
+    (
+        "InvalidResources",
+        {"type": "pool", "name": "a", "parent": "<Root>", "resource_limits": {"cpu": -5}},
+        "negative",
+    ),
+    (
+        "InvalidResources",
+        {"type": "pool", "name": "a", "parent": "<Root>", "resource_limits": {"disk": 5}},
+        "disk",
+    ),
+    ("UnknownParent", {"type": "pool", "name": "a", "parent": "nowhere"}, "nowhere"),
+    ("UnknownParent", {"type": "operation", "name": "op", "parent": "nowhere"}, "nowhere"),
+    (
+        "UsageAboveDemand",
+        {
+            "type": "operation",
+            "name": "op",
+            "parent": "<Root>",
+            "resource_usage": {"cpu": 2},
+            "resource_demand": {"cpu": 1},
+        },
+        "op",
+    ),
+    (
+        "InvalidElement",
+        {
+            "type": "pool",
+            "name": "a",
+            "parent": "<Root>",
+            "integral_guarantees": {"guarantee_type": "sometimes"},
+        },
+        "guarantee_type",
+    ),
+]
+
+
+@pytest.mark.parametrize(("code", "element", "mentions"), BAD_INPUTS)
+def test_bad_elements_raise_a_named_error(
+    code: str, element: dict[str, Any], mentions: str
+) -> None:
+    with pytest.raises(SnapshotError) as caught:
+        compute(document(element))
+    assert caught.value.code == code
+    assert mentions in caught.value.message
+
+
+def test_structural_errors() -> None:
+    with pytest.raises(SnapshotError, match="defined twice") as caught:
+        compute(document({"type": "pool", "name": "<Root>", "parent": "<Root>"}))
+    assert caught.value.code == "DuplicateElementName"
+    with pytest.raises(SnapshotError) as caught:
+        compute(
+            document(
+                {"type": "pool", "name": "f", "parent": "<Root>", "mode": "fifo"},
+                {"type": "pool", "name": "sub", "parent": "f"},
+            )
+        )
+    assert caught.value.code == "FifoPoolWithSubpools"
+    with pytest.raises(SnapshotError) as caught:
+        compute(
+            document(
+                {"type": "pool", "name": "a", "parent": "b"},
+                {"type": "pool", "name": "b", "parent": "a"},
+            )
+        )
+    assert caught.value.code == "ParentCycle"
+    with pytest.raises(SnapshotError) as caught:
+        compute({"elements": [{"type": "pool", "name": "a", "parent": "b"}]})
+    assert caught.value.code in {"MissingRoot", "InvalidSnapshot"}
+
+
+def test_bad_options_and_top_level() -> None:
+    with pytest.raises(SnapshotError) as caught:
+        parse_snapshot(document(options={"main_resource": "disk"}))
+    assert caught.value.code == "InvalidOption"
+    with pytest.raises(SnapshotError) as caught:
+        parse_snapshot(document(options={"no_such_option": True}))
+    assert caught.value.code == "UnknownField"
+    with pytest.raises(SnapshotError) as caught:
+        parse_snapshot(document(now=10.0, previous_update_time=20.0))
+    assert "previous_update_time" in caught.value.message
+    with pytest.raises(SnapshotError):
+        parse_snapshot("not a snapshot")
+
+
+def test_parsing_does_not_modify_the_document() -> None:
+    doc = document({"type": "operation", "name": "op", "parent": "<Root>"})
+    before = copy.deepcopy(doc)
+    compute(doc)
+    assert doc == before
+
+
+def test_read_document_by_extension_and_sniffing(tmp_path: Path) -> None:
+    doc = document({"type": "pool", "name": "a", "parent": "<Root>"})
+    as_json = tmp_path / "tree.json"
+    as_json.write_text(json.dumps(doc))
+    as_yson = tmp_path / "tree.yson"
+    as_yson.write_text(
+        "{total_resource_limits = {cpu = 10};"
+        ' elements = [{type = pool; name = "<Root>"; parent = #}]}'
+    )
+    sniffed = tmp_path / "tree.txt"
+    sniffed.write_text(json.dumps(doc))
+    assert read_document(as_json) == doc
+    assert read_document(sniffed) == doc
+    assert read_document(as_yson)["elements"][0]["name"] == "<Root>"
+
+
+def test_syntax_errors_name_file_line_and_column(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yson"
+    broken.write_text("{elements = [\n  {type = pool;; }\n]}")
+    with pytest.raises(SnapshotError) as caught:
+        read_document(broken)
+    assert caught.value.code == "SyntaxError"
+    assert "broken.yson" in caught.value.message and "line 2" in caught.value.message
+    broken_json = tmp_path / "broken.json"
+    broken_json.write_text('{"elements": [}')
+    with pytest.raises(SnapshotError, match="line 1, column 15"):
+        read_document(broken_json)
+    with pytest.raises(SnapshotError) as caught:
+        read_document(tmp_path / "missing.yson")
+    assert caught.value.code == "UnreadableFile"
