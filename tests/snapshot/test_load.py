@@ -190,3 +190,78 @@ def test_syntax_errors_name_file_line_and_column(tmp_path: Path) -> None:
     with pytest.raises(SnapshotError) as caught:
         read_document(tmp_path / "missing.yson")
     assert caught.value.code == "UnreadableFile"
+
+
+INTEGRAL_ERRORS = [
+    ({"guarantee_type": "burst", "resource_flow": {"cpu": 1}}, "burst_guarantee_resources"),
+    ({"guarantee_type": "burst", "burst_guarantee_resources": {"cpu": 1}}, "resource_flow"),
+    (
+        {
+            "guarantee_type": "relaxed",
+            "resource_flow": {"cpu": 1},
+            "burst_guarantee_resources": {"cpu": 2},
+        },
+        "relaxed pool cannot",
+    ),
+    ({"guarantee_type": "relaxed", "resource_flow": {"memory": 100}}, "main resource"),
+    (
+        {
+            "guarantee_type": "burst",
+            "resource_flow": {"cpu": 1},
+            "burst_guarantee_resources": {"user_slots": 5},
+        },
+        "main resource",
+    ),
+    ({"guarantee_type": "relaxed", "resource_flow": {"cpu": -1}}, "negative"),
+]
+
+
+@pytest.mark.parametrize(("integral", "mentions"), INTEGRAL_ERRORS)
+def test_integral_guarantees_are_validated(integral: dict[str, Any], mentions: str) -> None:
+    pool = {"type": "pool", "name": "p", "parent": "<Root>", "integral_guarantees": integral}
+    with pytest.raises(SnapshotError) as caught:
+        parse_snapshot(document(pool))
+    assert caught.value.code in {"InvalidIntegralGuarantees", "InvalidResources"}
+    assert mentions in caught.value.message
+    assert "'p'" in caught.value.message
+
+
+def test_integral_pools_cannot_nest() -> None:
+    relaxed = {"guarantee_type": "relaxed", "resource_flow": {"cpu": 1}}
+    with pytest.raises(SnapshotError) as caught:
+        parse_snapshot(
+            document(
+                {
+                    "type": "pool",
+                    "name": "outer",
+                    "parent": "<Root>",
+                    "integral_guarantees": relaxed,
+                },
+                {
+                    "type": "pool",
+                    "name": "inner",
+                    "parent": "outer",
+                    "integral_guarantees": relaxed,
+                },
+            )
+        )
+    assert caught.value.code == "InvalidIntegralGuarantees"
+    assert "inner" in caught.value.message and "outer" in caught.value.message
+
+
+def test_valid_integral_pools_load() -> None:
+    snapshot = parse_snapshot(
+        document(
+            {
+                "type": "pool",
+                "name": "b",
+                "parent": "<Root>",
+                "integral_guarantees": {
+                    "guarantee_type": "burst",
+                    "resource_flow": {"cpu": 1},
+                    "burst_guarantee_resources": {"cpu": 2},
+                },
+            },
+        )
+    )
+    assert snapshot.pools[1].integral_guarantees.guarantee_type.value == "burst"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 from ytsched.resources import INFINITE_RESOURCES, ZERO, Vector
 
@@ -40,23 +41,83 @@ DEFAULT_FIFO_SORT_PARAMETERS: tuple[FifoSortParameter, ...] = (
 )
 
 
+def _option(default: Any, doc: str) -> Any:
+    """A documented option: ``docs/configuration.md`` is generated from these docs."""
+    return field(default=default, metadata={"doc": doc})
+
+
 @dataclass(frozen=True, slots=True)
 class UpdateOptions:
-    """Tree-level switches of the vector-HDRF update (defaults as in YTsaurus)."""
+    """Tree-level switches of the vector-HDRF update (defaults as in YTsaurus).
 
-    main_resource: str = "cpu"
-    integral_pool_capacity_saturation_period: float = 86400.0
-    integral_smooth_period: float = 60.0
-    relaxed_share_multiplier_limit: float = 3.0
-    should_distribute_free_volume_among_children: bool = False
-    enable_step_function_for_gang_operations: bool = False
-    enable_improved_fair_share_by_fit_factor_computation: bool = False
-    enable_improved_fair_share_by_fit_factor_computation_distribution_gap: bool = False
-    enable_fast_fifo_fair_share_by_fit_factor_computation: bool = False
-    enable_fifo_children_reordering_for_guarantee_utilization: bool = False
-    infer_weight_from_guarantees_share_multiplier: float | None = None
-    consider_vanilla_operations_as_gang: bool = False
-    use_only_gpu_strong_guarantees: bool = False
+    Names are those of the YTsaurus tree config and ``TFairShareUpdateOptions``
+    (``yt/yt/library/vector_hdrf/fair_share_update.h``); the last two exist only to load
+    production dumps the way YTsaurus's own unit test does.
+    """
+
+    main_resource: str = _option(
+        "cpu",
+        "Resource every strong guarantee must name; other resources of a guarantee are inferred"
+        " in proportion to it.",
+    )
+    integral_pool_capacity_saturation_period: float = _option(
+        86400.0,
+        "Seconds of resource flow an integral pool can bank: its capacity is flow x this period.",
+    )
+    integral_smooth_period: float = _option(
+        60.0,
+        "Seconds over which an accumulated volume is spread when it is turned into an integral"
+        " share (a volume of 60 share-seconds gives share 1.0).",
+    )
+    relaxed_share_multiplier_limit: float = _option(
+        3.0,
+        "A relaxed pool's integral share is capped at flow ratio x this; pools may override it."
+        " Within [1, 10].",
+    )
+    should_distribute_free_volume_among_children: bool = _option(
+        False,
+        "Hand volume that overflows an integral pool's capacity to sibling integral pools"
+        " (weighted by their flow) instead of dropping it; pools may override it.",
+    )
+    enable_step_function_for_gang_operations: bool = _option(
+        False,
+        "Gang operations get all of their demand or nothing: their fair share jumps from 0 to"
+        " demand.",
+    )
+    enable_improved_fair_share_by_fit_factor_computation: bool = _option(
+        False,
+        "Split simultaneous jumps of several children fairly: each child's jump gets its own step"
+        " of the pool's fit factor, so one child can take a jump the others cannot.",
+    )
+    enable_improved_fair_share_by_fit_factor_computation_distribution_gap: bool = _option(
+        False,
+        "With the improved computation, also hand out the remaining gap below a joint jump"
+        " (tolerating 1e-9 of overshoot).",
+    )
+    enable_fast_fifo_fair_share_by_fit_factor_computation: bool = _option(
+        False,
+        "Build FIFO pool functions by concatenation (linear time). Results are identical.",
+    )
+    enable_fifo_children_reordering_for_guarantee_utilization: bool = _option(
+        False,
+        "In FIFO pools with a strong guarantee (and the pool-level switch on), let pending gangs"
+        " that do not fit the guarantee wait behind those that do. Needs the gang step function.",
+    )
+    infer_weight_from_guarantees_share_multiplier: float | None = _option(
+        None,
+        "Pools without an explicit weight get weight = multiplier x (their dominant guarantee"
+        " share + flow ratio) / (the same for their parent). At least 1.",
+    )
+    consider_vanilla_operations_as_gang: bool = _option(
+        False,
+        "Treat operations with operation_type = vanilla as gangs (how YTsaurus's unit test"
+        " loads the production GPU dump).",
+    )
+    use_only_gpu_strong_guarantees: bool = _option(
+        False,
+        "Read only the gpu part of pool guarantees (how YTsaurus's unit test loads the"
+        " production GPU dump).",
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import fields
 from typing import Any
 
 from ytsched.errors import SnapshotError
@@ -77,20 +78,10 @@ _INTEGRAL_FIELDS = {
     "should_distribute_free_volume_among_children",
 }
 _OPTION_TYPES: dict[str, type] = {
-    "main_resource": str,
-    "integral_pool_capacity_saturation_period": float,
-    "integral_smooth_period": float,
-    "relaxed_share_multiplier_limit": float,
-    "should_distribute_free_volume_among_children": bool,
-    "enable_step_function_for_gang_operations": bool,
-    "enable_improved_fair_share_by_fit_factor_computation": bool,
-    "enable_improved_fair_share_by_fit_factor_computation_distribution_gap": bool,
-    "enable_fast_fifo_fair_share_by_fit_factor_computation": bool,
-    "enable_fifo_children_reordering_for_guarantee_utilization": bool,
-    "infer_weight_from_guarantees_share_multiplier": float,
-    "consider_vanilla_operations_as_gang": bool,
-    "use_only_gpu_strong_guarantees": bool,
+    option.name: {"str": str, "bool": bool}.get(str(option.type), float)
+    for option in fields(UpdateOptions)
 }
+"""Accepted ``options`` and their value types, derived from :class:`UpdateOptions`."""
 _TOP_LEVEL_FIELDS = {"options", "total_resource_limits", "now", "previous_update_time", "elements"}
 MIN_WEIGHT = 1.4901161193847656e-08
 """sqrt(DBL_EPSILON): the smallest weight YTsaurus accepts (``TPoolConfig`` validation)."""
@@ -214,6 +205,7 @@ def _parse_elements(
         kind = raw.get("type")
         if kind == "pool":
             pool = _parse_pool(raw, where)
+            _validate_integral(pool, raw.get("integral_guarantees"), options, where)
             if pool.parent is None:
                 root_limits = _amounts(raw.get("resource_limits"), f"{where}: resource_limits", 0.0)
             pools.append(pool)
@@ -223,6 +215,7 @@ def _parse_elements(
             raise SnapshotError(
                 "InvalidElement", f"{where}: 'type' must be 'pool' or 'operation', got {kind!r}"
             )
+    _validate_integral_nesting(pools)
     if totals is None:
         if root_limits is None:
             raise SnapshotError(
@@ -238,6 +231,72 @@ def _parse_elements(
         now=now,
         previous_update_time=prev,
     )
+
+
+def _named_resources(raw: Any) -> set[str]:
+    if not isinstance(raw, Mapping):
+        return set()
+    return {canonical_resource_name(str(k)) for k, v in raw.items() if v is not None}
+
+
+def _validate_integral(pool: PoolSpec, raw: Any, options: UpdateOptions, where: str) -> None:
+    """Integral-guarantee rules of ``TPoolConfig::Validate`` and the master-side checks.
+
+    A burst pool needs both a resource flow and a burst guarantee, a relaxed pool only a flow
+    (a burst guarantee is an error there), and both must name the tree's main resource.
+    """
+    kind = pool.integral_guarantees.guarantee_type
+    if kind is IntegralGuaranteeType.NONE or not isinstance(raw, Mapping):
+        return
+    what = f"{where}: integral_guarantees"
+    flow = _named_resources(raw.get("resource_flow"))
+    burst = _named_resources(raw.get("burst_guarantee_resources"))
+    main = options.main_resource
+    if not flow:
+        raise SnapshotError(
+            "InvalidIntegralGuarantees", f"{what}: a {kind.value} pool needs resource_flow"
+        )
+    if main not in flow:
+        raise SnapshotError(
+            "InvalidIntegralGuarantees",
+            f"{what}: resource_flow must name the main resource {main!r}",
+        )
+    if kind is IntegralGuaranteeType.BURST:
+        if not burst:
+            raise SnapshotError(
+                "InvalidIntegralGuarantees",
+                f"{what}: a burst pool needs burst_guarantee_resources",
+            )
+        if main not in burst:
+            raise SnapshotError(
+                "InvalidIntegralGuarantees",
+                f"{what}: burst_guarantee_resources must name the main resource {main!r}",
+            )
+    elif burst:
+        raise SnapshotError(
+            "InvalidIntegralGuarantees",
+            f"{what}: a relaxed pool cannot have burst_guarantee_resources",
+        )
+
+
+def _validate_integral_nesting(pools: list[PoolSpec]) -> None:
+    """An integral pool may not contain another integral pool (master-side rule)."""
+    by_name = {pool.name: pool for pool in pools}
+    for pool in pools:
+        if pool.integral_guarantees.guarantee_type is IntegralGuaranteeType.NONE:
+            continue
+        ancestor = by_name.get(pool.parent) if pool.parent is not None else None
+        seen: set[str] = set()
+        while ancestor is not None and ancestor.name not in seen:
+            seen.add(ancestor.name)
+            if ancestor.integral_guarantees.guarantee_type is not IntegralGuaranteeType.NONE:
+                raise SnapshotError(
+                    "InvalidIntegralGuarantees",
+                    f"pool {pool.name!r}: integral pools cannot be nested, but its ancestor"
+                    f" {ancestor.name!r} is a {ancestor.integral_guarantees.guarantee_type.value}"
+                    " pool",
+                )
+            ancestor = by_name.get(ancestor.parent) if ancestor.parent is not None else None
 
 
 def _check_fields(raw: Mapping[str, Any], allowed: set[str], where: str) -> None:

@@ -12,7 +12,14 @@ from typing import Any
 from ytsched.fairshare.elements import Element
 from ytsched.fairshare.model import DetailedShare, IntegralGuaranteeType, SchedulingMode
 from ytsched.fairshare.update import UpdateResult
-from ytsched.resources import RESOURCE_NAMES, Vector, min_resource_ratio, scale_amounts, vscale
+from ytsched.resources import (
+    RESOURCE_NAMES,
+    Vector,
+    max_resource_ratio,
+    min_resource_ratio,
+    scale_amounts,
+    vscale,
+)
 
 ESTIMATED_BURST_DURATION_MARGIN = 1e-4
 """Burst duration is shown only when the burst ratio exceeds the flow ratio by this much."""
@@ -94,19 +101,26 @@ def element_attributes(element: Element, result: UpdateResult) -> dict[str, Any]
             options.integral_pool_capacity_saturation_period,
         )
         ratio_volume = min_resource_ratio(volume, total)
+        integral = element.pool.integral_guarantees
+        specified_flow_ratio = max_resource_ratio(integral.resource_flow, total)
+        specified_burst_ratio = max_resource_ratio(integral.burst_guarantee_resources, total)
         attributes["integral_guarantee_type"] = kind.value
-        attributes["specified_resource_flow_ratio"] = element.resource_flow_ratio
-        attributes["specified_burst_ratio"] = element.burst_ratio
+        attributes["specified_resource_flow"] = vector_map(integral.resource_flow)
+        attributes["specified_burst_guarantee_resources"] = vector_map(
+            integral.burst_guarantee_resources
+        )
+        attributes["specified_resource_flow_ratio"] = specified_flow_ratio
+        attributes["specified_burst_ratio"] = specified_burst_ratio
         attributes["integral_pool_capacity"] = vector_map(capacity)
         attributes["accumulated_resource_volume"] = vector_map(volume)
         attributes["accumulated_resource_ratio_volume"] = ratio_volume
         attributes["last_integral_share_ratio"] = element.integral.last_share_ratio
         if (
             kind is IntegralGuaranteeType.BURST
-            and element.burst_ratio > element.resource_flow_ratio + ESTIMATED_BURST_DURATION_MARGIN
+            and specified_burst_ratio > specified_flow_ratio + ESTIMATED_BURST_DURATION_MARGIN
         ):
             attributes["estimated_burst_usage_duration_seconds"] = ratio_volume / (
-                element.burst_ratio - element.resource_flow_ratio
+                specified_burst_ratio - specified_flow_ratio
             )
     return attributes
 

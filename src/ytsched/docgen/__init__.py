@@ -1,0 +1,1 @@
+"""Generators for reference documentation that must stay in step with the code."""

@@ -1,0 +1,1 @@
+"""Ready-made scenarios that step the engine through time (examples and acceptance checks)."""
