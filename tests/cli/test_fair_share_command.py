@@ -70,3 +70,32 @@ def test_bad_input_is_one_line_and_exit_code_2(tmp_path: Path) -> None:
     assert "Traceback" not in err
     code, _, err = run("fair-share", str(tmp_path / "absent.yson"))
     assert code == 2 and "[UnreadableFile]" in err
+
+
+def test_option_overrides_and_compare(tmp_path: Path) -> None:
+    dump = tmp_path / "dump.yson"
+    dump.write_text(
+        "["
+        '{type = pool; name = "<Root>"; parent = #;'
+        " resource_limits = {cpu = 10; user_slots = 10};"
+        " total_fair_share = {cpu = 1.; user_slots = 0.5}};"
+        '{type = operation; name = op; parent = "<Root>"; operation_type = vanilla;'
+        " resource_demand = {cpu = 20; user_slots = 10};"
+        " resource_usage = {cpu = 2; user_slots = 1};"
+        " total_fair_share = {cpu = 0.5; user_slots = 0.5}}"
+        "]"
+    )
+    code, out, _ = run("compare", str(dump))
+    assert code == 0
+    assert "2 elements compared" in out
+    code, out, _ = run(
+        "fair-share",
+        str(dump),
+        "--option",
+        "consider_vanilla_operations_as_gang=%true",
+    )
+    assert code == 0 and json.loads(out)["operations"]["op"]["is_gang"] is True
+    code, _, err = run("fair-share", str(dump), "--option", "novalue")
+    assert code == 2 and "[InvalidOption]" in err
+    code, _, err = run("compare", str(EXAMPLE))
+    assert code == 2 and "[NothingToCompare]" in err

@@ -31,8 +31,43 @@ def main() -> None:
     """ytsched: a hierarchical fair-share scheduler with YTsaurus semantics."""
 
 
+OPTION_HELP = (
+    "Override a tree option of the snapshot, e.g. --option"
+    " enable_step_function_for_gang_operations=%true (YSON value). Repeatable."
+)
+
+
+def load_snapshot_document(snapshot: Path, overrides: tuple[str, ...]) -> Any:
+    """Read a snapshot file and apply ``KEY=VALUE`` option overrides."""
+    from ytsched.errors import SnapshotError
+    from ytsched.snapshot import read_document
+
+    document = read_document(snapshot)
+    if not overrides:
+        return document
+    from ytsched import yson
+
+    if isinstance(document, list):
+        document = {"elements": document}
+    if not isinstance(document, dict):
+        return document
+    options = dict(document.get("options") or {})
+    for override in overrides:
+        key, sep, raw = override.partition("=")
+        if not sep or not key:
+            raise SnapshotError("InvalidOption", f"--option {override!r}: expected KEY=VALUE")
+        try:
+            options[key.strip()] = yson.loads(raw)
+        except yson.YsonError as error:
+            raise SnapshotError(
+                "InvalidOption", f"--option {key}: cannot parse value {raw!r}: {error.reason}"
+            ) from None
+    return {**document, "options": options}
+
+
 @main.command("fair-share")
 @click.argument("snapshot", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--option", "overrides", multiple=True, metavar="KEY=VALUE", help=OPTION_HELP)
 @click.option(
     "--format",
     "output_format",
@@ -48,16 +83,22 @@ def main() -> None:
     type=click.Path(dir_okay=False, writable=True, path_type=Path),
     help="Write to this file instead of standard output.",
 )
-def fair_share(snapshot: Path, output_format: str, pools_only: bool, output: Path | None) -> None:
+def fair_share(
+    snapshot: Path,
+    overrides: tuple[str, ...],
+    output_format: str,
+    pools_only: bool,
+    output: Path | None,
+) -> None:
     """Compute fair shares for a pool-tree SNAPSHOT (YSON or JSON).
 
     The snapshot format is described in docs/snapshot-format.md; the production dump of
     YTsaurus's unit tests (a bare list of elements) is accepted as it is.
     """
-    from ytsched.snapshot import compute, read_document, to_orchid
+    from ytsched.snapshot import compute, to_orchid
 
     try:
-        result = compute(read_document(snapshot))
+        result = compute(load_snapshot_document(snapshot, overrides))
     except YtschedError as error:
         fail(error)
         return
@@ -72,6 +113,47 @@ def fair_share(snapshot: Path, output_format: str, pools_only: bool, output: Pat
         click.echo(text, nl=not text.endswith("\n"))
     else:
         output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+
+
+@main.command("compare")
+@click.argument("snapshot", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--option", "overrides", multiple=True, metavar="KEY=VALUE", help=OPTION_HELP)
+@click.option("--worst", default=10, show_default=True, help="How many worst elements to list.")
+def compare(snapshot: Path, overrides: tuple[str, ...], worst: int) -> None:
+    """Compare computed fair shares with the total_fair_share a production dump recorded."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from ytsched.snapshot import compute
+    from ytsched.snapshot.compare import compare_with_recorded, recorded_shares
+
+    try:
+        document = load_snapshot_document(snapshot, overrides)
+        result = compute(document)
+    except YtschedError as error:
+        fail(error)
+        return
+    elements = document if isinstance(document, list) else document.get("elements", [])
+    recorded = recorded_shares(elements)
+    if not recorded:
+        fail(YtschedError("NothingToCompare", f"{snapshot}: no element records total_fair_share"))
+        return
+    report = compare_with_recorded(result, recorded)
+    console = Console(width=120)
+    console.print(f"{len(report.elements)} elements compared (max abs error over resources)")
+    table = Table("error", "elements", box=None)
+    for label, count in report.distribution():
+        table.add_row(label, str(count))
+    console.print(table)
+    worst_table = Table("element", "kind", "parent", "error", box=None, title="worst")
+    for row in report.worst(worst):
+        worst_table.add_row(row.name, row.kind, row.parent or "", f"{row.error:.3g}")
+    console.print(worst_table)
+    if report.split_differs:
+        console.print(
+            "pools whose recorded share we split differently among their children: "
+            + ", ".join(report.split_differs)
+        )
 
 
 def _serialize(document: dict[str, Any], output_format: str) -> str:
