@@ -17,6 +17,7 @@ from ytsched.fairshare.elements import Element
 from ytsched.fairshare.model import UpdateError, UpdateOptions
 from ytsched.fairshare.plf import inverse_lower_bound
 from ytsched.resources import (
+    EPSILON,
     ONES,
     RESOURCE_NAMES,
     ZERO,
@@ -35,8 +36,6 @@ from ytsched.resources import (
 
 if TYPE_CHECKING:
     from ytsched.fairshare.update import UpdateContext
-
-EPSILON = 1e-9
 
 
 def validate_pool_configs(root: Element, errors: list[UpdateError]) -> None:

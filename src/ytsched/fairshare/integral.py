@@ -22,7 +22,7 @@ from ytsched.fairshare.elements import Element
 from ytsched.fairshare.model import IntegralGuaranteeType
 from ytsched.fairshare.plf import inverse_lower_bound
 from ytsched.resources import (
-    EPSILON_VECTOR,
+    EPSILON,
     ONES,
     ZERO,
     Vector,
@@ -40,8 +40,6 @@ from ytsched.resources import (
 
 if TYPE_CHECKING:
     from ytsched.fairshare.update import UpdateContext
-
-EPSILON = 1e-9
 
 
 def _volume(amounts: Vector, seconds: float) -> Vector:
@@ -279,13 +277,3 @@ def update_relaxed_pool_integral_shares(root: Element, context: UpdateContext) -
         increase_hierarchical_integral_share(pool, limited)
         pool.reset_functions()
         pool.integral.last_share_ratio = vmaxcomp(limited)
-
-
-__all__ = [
-    "EPSILON_VECTOR",
-    "adjust_proposed_integral_share",
-    "consume_and_refill",
-    "share_ratio_by_volume",
-    "update_burst_pool_integral_shares",
-    "update_relaxed_pool_integral_shares",
-]

@@ -37,8 +37,6 @@ from ytsched.resources import (
     parse_amounts,
 )
 
-ROOT_NAME = "<Root>"
-
 _POOL_FIELDS = {
     "type",
     "name",
