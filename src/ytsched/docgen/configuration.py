@@ -1,14 +1,39 @@
 """Render ``docs/configuration.md`` from the documented option models.
 
 Run ``python -m ytsched.docgen.configuration > docs/configuration.md``; a test fails when the
-committed file is out of date.
+committed file is out of date.  The first section lists the engine's snapshot ``options``
+(:class:`~ytsched.fairshare.model.UpdateOptions`); the others list every option of the pool
+tree, pool and operation configuration models of :mod:`ytsched.config`, with aliases, types,
+defaults and validation.
 """
 
 from __future__ import annotations
 
+import types
+import typing
 from dataclasses import MISSING, fields
 from typing import Any
 
+from annotated_types import Ge, Gt, Le, Lt, MinLen
+from pydantic import BaseModel, BeforeValidator
+from pydantic.fields import FieldInfo
+
+from ytsched.config import (
+    EphemeralSubpoolConfig,
+    IntegralGuaranteesConfig,
+    OffloadingPoolSettings,
+    OperationSpec,
+    PoolConfig,
+    PoolPresetConfig,
+    PoolTreeOperationOptions,
+    ResourceAmounts,
+    RuntimeParametersUpdate,
+    StrategyConfig,
+    TaskSpec,
+    TreeConfig,
+    TreeIntegralGuaranteesConfig,
+)
+from ytsched.config.base import aliases_of, parse_duration
 from ytsched.fairshare.model import UpdateOptions
 
 HEADER = """# Configuration reference
@@ -24,6 +49,41 @@ Per-element fields are described in [the snapshot format](snapshot-format.md).
 |---|---|---|
 """
 
+CONFIG_INTRO = """
+# Pool trees, pools and operations
+
+The options below are those of the live model (`ytsched.config`, used by `ytsched.pooltree`);
+[pool-trees.md](pool-trees.md) explains how they act. Names are the YTsaurus names; the
+*aliases* column lists other spellings accepted on input. Unknown options are refused with
+`InvalidConfig`. Durations are integer **milliseconds** (as YTsaurus reads them from YSON) or
+strings with a unit (`"30s"`, `"100ms"`, `"5m"`, `"1h"`, `"1d"`). Resource maps name some of
+`user_slots`, `cpu`, `gpu`, `memory` (alias `user_memory`) and `network`.
+"""
+
+SECTIONS: list[tuple[str, type[BaseModel], str]] = [
+    (
+        "Pool tree config",
+        TreeConfig,
+        "The `config` attribute of a pool tree (`//sys/pool_trees/<tree>/@config`).",
+    ),
+    ("Tree `integral_guarantees`", TreeIntegralGuaranteesConfig, ""),
+    ("Pool config", PoolConfig, "Attributes of a pool (`scheduler_pool`)."),
+    ("Pool `integral_guarantees`", IntegralGuaranteesConfig, ""),
+    ("Pool `ephemeral_subpool_config`", EphemeralSubpoolConfig, ""),
+    ("Pool `offloading_settings` entries", OffloadingPoolSettings, "Keyed by tree name."),
+    (
+        "Pool config presets",
+        PoolPresetConfig,
+        "Entries of the tree's `pool_config_presets`; only these options may appear in one.",
+    ),
+    ("Operation spec", OperationSpec, "The scheduling part of a spec, and vanilla `tasks`."),
+    ("Operation `scheduling_options_per_pool_tree` entries", PoolTreeOperationOptions, ""),
+    ("Vanilla task (`tasks/<name>`)", TaskSpec, ""),
+    ("Operation runtime parameters (`update_op_parameters`)", RuntimeParametersUpdate, ""),
+    ("Scheduler-wide options", StrategyConfig, ""),
+    ("Resource maps", ResourceAmounts, ""),
+]
+
 
 def _default(value: Any) -> str:
     if value is None:
@@ -35,13 +95,118 @@ def _default(value: Any) -> str:
     return f"`{value}`"
 
 
+def _is_duration(info: FieldInfo) -> bool:
+    def check(metadata: list[Any]) -> bool:
+        return any(
+            isinstance(item, BeforeValidator) and item.func is parse_duration for item in metadata
+        )
+
+    if check(info.metadata):
+        return True
+    for arg in typing.get_args(info.annotation):
+        if typing.get_origin(arg) is typing.Annotated and check(list(arg.__metadata__)):
+            return True
+    return False
+
+
+def _type_name(annotation: Any) -> str:
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return _type_name(args[0])
+    if origin in (typing.Union, types.UnionType):
+        names = [_type_name(a) for a in args if a is not type(None)]
+        return " or ".join(names)
+    if origin is typing.Literal:
+        return " \\| ".join(f"`{a}`" for a in args)
+    if origin is tuple:
+        return f"list of {_type_name(args[0])}"
+    if origin is dict:
+        return f"map of {_type_name(args[1])}"
+    if isinstance(annotation, type):
+        if issubclass(annotation, BaseModel):
+            return "map" if annotation is not ResourceAmounts else "resources"
+        return {"int": "integer", "float": "number", "str": "string", "bool": "boolean"}.get(
+            annotation.__name__, annotation.__name__
+        )
+    return str(annotation)
+
+
+def _constraints(info: FieldInfo) -> str:
+    parts = []
+    metadata = list(info.metadata)
+    for arg in typing.get_args(info.annotation):
+        if typing.get_origin(arg) is typing.Annotated:
+            for item in arg.__metadata__:
+                if isinstance(item, FieldInfo):
+                    metadata.extend(item.metadata)
+                else:
+                    metadata.append(item)
+    for item in metadata:
+        if isinstance(item, Ge):
+            parts.append(f">= {item.ge:g}")
+        elif isinstance(item, Gt):
+            parts.append(f"> {item.gt:g}")
+        elif isinstance(item, Le):
+            parts.append(f"<= {item.le:g}")
+        elif isinstance(item, Lt):
+            parts.append(f"< {item.lt:g}")
+        elif isinstance(item, MinLen):
+            parts.append("non-empty")
+    return ", ".join(parts)
+
+
+def _model_default(info: FieldInfo, duration: bool) -> str:
+    value = info.default
+    if isinstance(value, BaseModel):
+        dumped = value.model_dump(exclude_defaults=True)
+        return "`{}`" if not dumped else f"`{dumped}`"
+    if isinstance(value, tuple):
+        return "`[" + ", ".join(str(v) for v in value) + "]`"
+    if isinstance(value, dict):
+        return "`{}`" if not value else f"`{value}`"
+    if value == "":
+        return '`""`'
+    if duration and isinstance(value, int):
+        seconds = value / 1000
+        human = f"{seconds:g} s" if seconds < 3600 else f"{seconds / 3600:g} h"
+        return f"`{value}` ({human})"
+    return _default(value)
+
+
+def _model_table(model: type[BaseModel]) -> str:
+    rows = ["| option | aliases | type | default | meaning |", "|---|---|---|---|---|"]
+    for name, info in model.model_fields.items():
+        duration = _is_duration(info)
+        kind = "duration (ms)" if duration else _type_name(info.annotation)
+        constraints = _constraints(info)
+        if constraints:
+            kind = f"{kind}, {constraints}"
+        aliases = ", ".join(f"`{a}`" for a in aliases_of(model, name))
+        rows.append(
+            f"| `{name}` | {aliases} | {kind} | {_model_default(info, duration)} |"
+            f" {(info.description or '').replace('|', chr(92) + '|')} |"
+        )
+    return "\n".join(rows) + "\n"
+
+
+def render_config_models() -> str:
+    parts = [CONFIG_INTRO]
+    for title, model, intro in SECTIONS:
+        parts.append(f"\n## {title}\n\n")
+        if intro:
+            parts.append(intro + "\n\n")
+        parts.append(_model_table(model))
+    return "".join(parts)
+
+
 def render() -> str:
     rows = []
     for option in fields(UpdateOptions):
         default = option.default if option.default is not MISSING else None
         doc = option.metadata.get("doc", "")
         rows.append(f"| `{option.name}` | {_default(default)} | {doc} |")
-    return HEADER + "\n".join(rows) + "\n"
+    return HEADER + "\n".join(rows) + "\n" + render_config_models()
 
 
 if __name__ == "__main__":

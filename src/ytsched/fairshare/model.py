@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from ytsched.config.tree import TreeConfig, TreeIntegralGuaranteesConfig
 from ytsched.resources import INFINITE_RESOURCES, ZERO, Vector
 
 
@@ -41,79 +42,82 @@ DEFAULT_FIFO_SORT_PARAMETERS: tuple[FifoSortParameter, ...] = (
 )
 
 
-def _option(default: Any, doc: str) -> Any:
-    """A documented option: ``docs/configuration.md`` is generated from these docs."""
+_MS_PER_SECOND = 1000.0
+
+
+def _tree_option(name: str, *, integral: bool = False) -> Any:
+    """An engine option whose default and description belong to the tree config.
+
+    :class:`~ytsched.config.tree.TreeConfig` is the one source of truth for tree options; the
+    engine only restates which of them it reads.  (Its durations are milliseconds, as YTsaurus
+    reads them from YSON; the two period options below convert them to the engine's seconds.)
+    """
+    model = TreeIntegralGuaranteesConfig if integral else TreeConfig
+    info = model.model_fields[name]
+    return field(default=info.default, metadata={"doc": info.description or ""})
+
+
+def _engine_option(default: Any, doc: str) -> Any:
+    """An option that exists only for offline snapshots (not a YTsaurus tree option)."""
     return field(default=default, metadata={"doc": doc})
 
 
 @dataclass(frozen=True, slots=True)
 class UpdateOptions:
-    """Tree-level switches of the vector-HDRF update (defaults as in YTsaurus).
+    """Tree-level switches of the vector-HDRF update.
 
     Names are those of the YTsaurus tree config and ``TFairShareUpdateOptions``
-    (``yt/yt/library/vector_hdrf/fair_share_update.h``); the last two exist only to load
+    (``yt/yt/library/vector_hdrf/fair_share_update.h``); defaults and descriptions come from
+    :class:`~ytsched.config.tree.TreeConfig`.  The last two options exist only to load
     production dumps the way YTsaurus's own unit test does.
     """
 
-    main_resource: str = _option(
-        "cpu",
-        "Resource every strong guarantee must name; other resources of a guarantee are inferred"
-        " in proportion to it.",
+    main_resource: str = _tree_option("main_resource")
+    integral_pool_capacity_saturation_period: float = field(
+        default=TreeIntegralGuaranteesConfig.model_fields["pool_capacity_saturation_period"].default
+        / _MS_PER_SECOND,
+        metadata={
+            "doc": "Seconds of resource flow an integral pool can bank (the tree's"
+            " `integral_guarantees/pool_capacity_saturation_period`)."
+        },
     )
-    integral_pool_capacity_saturation_period: float = _option(
-        86400.0,
-        "Seconds of resource flow an integral pool can bank: its capacity is flow x this period.",
+    integral_smooth_period: float = field(
+        default=TreeIntegralGuaranteesConfig.model_fields["smooth_period"].default / _MS_PER_SECOND,
+        metadata={
+            "doc": "Seconds over which a volume is spread into an integral share (the tree's"
+            " `integral_guarantees/smooth_period`)."
+        },
     )
-    integral_smooth_period: float = _option(
-        60.0,
-        "Seconds over which an accumulated volume is spread when it is turned into an integral"
-        " share (a volume of 60 share-seconds gives share 1.0).",
+    relaxed_share_multiplier_limit: float = _tree_option(
+        "relaxed_share_multiplier_limit", integral=True
     )
-    relaxed_share_multiplier_limit: float = _option(
-        3.0,
-        "A relaxed pool's integral share is capped at flow ratio x this; pools may override it."
-        " Within [1, 10].",
+    should_distribute_free_volume_among_children: bool = _tree_option(
+        "should_distribute_free_volume_among_children"
     )
-    should_distribute_free_volume_among_children: bool = _option(
-        False,
-        "Hand volume that overflows an integral pool's capacity to sibling integral pools"
-        " (weighted by their flow) instead of dropping it; pools may override it.",
+    enable_step_function_for_gang_operations: bool = _tree_option(
+        "enable_step_function_for_gang_operations"
     )
-    enable_step_function_for_gang_operations: bool = _option(
-        False,
-        "Gang operations get all of their demand or nothing: their fair share jumps from 0 to"
-        " demand.",
+    enable_improved_fair_share_by_fit_factor_computation: bool = _tree_option(
+        "enable_improved_fair_share_by_fit_factor_computation"
     )
-    enable_improved_fair_share_by_fit_factor_computation: bool = _option(
-        False,
-        "Split simultaneous jumps of several children fairly: each child's jump gets its own step"
-        " of the pool's fit factor, so one child can take a jump the others cannot.",
+    enable_improved_fair_share_by_fit_factor_computation_distribution_gap: bool = _tree_option(
+        "enable_improved_fair_share_by_fit_factor_computation_distribution_gap"
     )
-    enable_improved_fair_share_by_fit_factor_computation_distribution_gap: bool = _option(
-        False,
-        "With the improved computation, also hand out the remaining gap below a joint jump"
-        " (tolerating 1e-9 of overshoot).",
+    enable_fast_fifo_fair_share_by_fit_factor_computation: bool = _tree_option(
+        "enable_fast_fifo_fair_share_by_fit_factor_computation"
     )
-    enable_fast_fifo_fair_share_by_fit_factor_computation: bool = _option(
-        False,
-        "Build FIFO pool functions by concatenation (linear time). Results are identical.",
+    enable_fifo_children_reordering_for_guarantee_utilization: bool = _tree_option(
+        "enable_fifo_children_reordering_for_guarantee_utilization"
     )
-    enable_fifo_children_reordering_for_guarantee_utilization: bool = _option(
-        False,
-        "In FIFO pools with a strong guarantee (and the pool-level switch on), let pending gangs"
-        " that do not fit the guarantee wait behind those that do. Needs the gang step function.",
+    infer_weight_from_guarantees_share_multiplier: float | None = _tree_option(
+        "infer_weight_from_guarantees_share_multiplier"
     )
-    infer_weight_from_guarantees_share_multiplier: float | None = _option(
-        None,
-        "Pools without an explicit weight get weight = multiplier x (their dominant guarantee"
-        " share + flow ratio) / (the same for their parent). At least 1.",
-    )
-    consider_vanilla_operations_as_gang: bool = _option(
+    consider_vanilla_operations_as_gang: bool = _engine_option(
         False,
         "Treat operations with operation_type = vanilla as gangs (how YTsaurus's unit test"
         " loads the production GPU dump).",
     )
-    use_only_gpu_strong_guarantees: bool = _option(
+    use_only_gpu_strong_guarantees: bool = _engine_option(
         False,
         "Read only the gpu part of pool guarantees (how YTsaurus's unit test loads the"
         " production GPU dump).",

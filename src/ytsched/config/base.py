@@ -1,0 +1,168 @@
+"""Shared pieces of the configuration models: the base model, durations, errors.
+
+Every option of a tree, a pool or an operation spec is declared exactly once, as a field of a
+pydantic model in this package, with its YTsaurus name, the aliases YTsaurus accepts, its type,
+its default, its validation and a description (``docs/configuration.md`` is generated from the
+descriptions).  Nothing else in ytsched restates a default.
+
+Conventions (mirroring the YSON-struct configs of YTsaurus, ``yt/yt/core/ytree/yson_struct.h``):
+
+* unknown keys are rejected (YTsaurus keeps them; we refuse them so that typos surface);
+* aliases are accepted on input; the canonical name is used everywhere else;
+* durations are ``TDuration`` values: an integer (or float) number of **milliseconds**, as
+  YTsaurus reads them from YSON, or a string with a unit (``"30s"``, ``"100ms"``, ``"5m"``,
+  ``"1h"``, ``"1d"``).  They are stored as integer milliseconds.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from typing import Annotated, Any, TypeVar
+
+from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+from ytsched.errors import YtschedError
+
+MIN_WEIGHT = 1.4901161193847656e-08
+"""sqrt(DBL_EPSILON): the smallest weight YTsaurus accepts (``TPoolConfig`` validation)."""
+MAX_WEIGHT = 1.0 / MIN_WEIGHT
+"""The largest accepted weight (1 / sqrt(DBL_EPSILON))."""
+
+
+class ConfigError(YtschedError):
+    """A configuration document (tree, pool, operation spec) is invalid."""
+
+
+class ConfigModel(BaseModel):
+    """Base of every configuration model: strict keys, aliases accepted, immutable."""
+
+    model_config = ConfigDict(
+        validate_by_name=True,
+        validate_by_alias=True,
+        extra="forbid",
+        frozen=True,
+    )
+
+
+def option(default: Any, description: str, *aliases: str, **constraints: Any) -> Any:
+    """A documented field; ``aliases`` are the other input spellings YTsaurus accepts."""
+    if aliases:
+        return Field(
+            default,
+            description=description,
+            validation_alias=AliasChoices(*aliases),
+            **constraints,
+        )
+    return Field(default, description=description, **constraints)
+
+
+_DURATION_UNITS = {"ms": 1.0, "s": 1000.0, "m": 60_000.0, "h": 3_600_000.0, "d": 86_400_000.0}
+_DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
+
+
+def parse_duration(value: object) -> int:
+    """A ``TDuration`` from YSON: milliseconds as a number, or a string with a unit."""
+    if isinstance(value, bool):
+        raise ValueError("expected a duration (milliseconds or a string like '30s')")
+    if isinstance(value, int | float):
+        if not math.isfinite(value) or value < 0:
+            raise ValueError(f"duration must be a finite number of milliseconds >= 0, got {value}")
+        return round(value)
+    if isinstance(value, str):
+        match = _DURATION_RE.match(value)
+        if match is None:
+            raise ValueError(f"cannot parse duration {value!r} (use e.g. 30000, '30s', '100ms')")
+        amount = float(match.group(1)) * _DURATION_UNITS[match.group(2) or "ms"]
+        return round(amount)
+    raise ValueError(f"expected a duration, got {type(value).__name__}")
+
+
+Duration = Annotated[int, BeforeValidator(parse_duration)]
+"""A duration in integer milliseconds (see :func:`parse_duration`)."""
+
+Weight = Annotated[float, Field(ge=MIN_WEIGHT, le=MAX_WEIGHT)]
+"""A weight within [sqrt(DBL_EPSILON), 1/sqrt(DBL_EPSILON)]."""
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _location(loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(part) for part in loc)
+
+
+def error_from_validation(error: ValidationError, what: str) -> ConfigError:
+    """Turn a pydantic error into an ``InvalidConfig`` error naming ``what`` and the field."""
+    problems = []
+    for item in error.errors(include_url=False):
+        path = _location(tuple(item.get("loc", ())))
+        message = str(item.get("msg", "invalid value"))
+        message = message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+        problems.append((path, message))
+    path, message = problems[0]
+    where = f"{what}: {path}" if path else what
+    return ConfigError(
+        "InvalidConfig",
+        f"{where}: {message}",
+        field=path,
+        errors=[{"field": p, "message": m} for p, m in problems],
+    )
+
+
+def parse_config(model: type[M], data: object, what: str) -> M:
+    """Validate ``data`` (a mapping, an instance, or None for defaults) as ``model``.
+
+    Raises :class:`ConfigError` with code ``InvalidConfig`` naming ``what`` and the field path.
+    """
+    if isinstance(data, model):
+        return data
+    if data is None:
+        data = {}
+    if not isinstance(data, Mapping):
+        raise ConfigError(
+            "InvalidConfig", f"{what}: expected a map, got {type(data).__name__}", field=""
+        )
+    try:
+        return model.model_validate(dict(data))
+    except ValidationError as error:
+        raise error_from_validation(error, what) from None
+
+
+def canonical_keys(model: type[BaseModel], data: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` with every alias replaced by its canonical field name (unknown keys kept)."""
+    names: dict[str, str] = {}
+    for name, info in model.model_fields.items():
+        names[name] = name
+        alias = info.validation_alias
+        if isinstance(alias, AliasChoices):
+            for choice in alias.choices:
+                if isinstance(choice, str):
+                    names[choice] = name
+        elif isinstance(alias, str):
+            names[alias] = name
+    return {names.get(key, key): value for key, value in data.items()}
+
+
+def aliases_of(model: type[BaseModel], field: str) -> list[str]:
+    """The input spellings of ``field`` other than its name (for the generated docs)."""
+    alias = model.model_fields[field].validation_alias
+    if isinstance(alias, AliasChoices):
+        return [c for c in alias.choices if isinstance(c, str) and c != field]
+    if isinstance(alias, str) and alias != field:
+        return [alias]
+    return []
+
+
+def patched(model: type[M], current: M, patch: Mapping[str, Any], what: str) -> M:
+    """``current`` with the options of ``patch`` set (``None`` resets an option), validated.
+
+    Only options that were explicitly set stay set, so defaults keep following the model.
+    """
+    data = current.model_dump(exclude_unset=True)
+    for key, value in canonical_keys(model, patch).items():
+        if value is None:
+            data.pop(key, None)
+        else:
+            data[key] = value
+    return parse_config(model, data, what)

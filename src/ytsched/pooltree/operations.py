@@ -1,0 +1,376 @@
+"""Operations as a model: tasks, jobs, demand, and the operation state machine.
+
+An operation of type ``vanilla`` has named tasks, each with ``job_count`` identical jobs whose
+resources are ``{user_slots: 1, cpu: cpu_limit, gpu: gpu_limit, memory: memory_limit,
+network: network_limit}``.  Its *usage* in a tree is the sum of its running jobs there; its
+*demand* is that usage plus the resources of the jobs still waiting (the controller's "needed
+resources", ``yt/yt/server/scheduler/strategy/pool_tree_element.cpp``).
+
+States follow YTsaurus's ``EOperationState`` subset the scheduler shows: ``starting`` (being
+registered), ``pending`` (waiting for a running-operation limit in some tree), ``running``,
+and the final ``completed``, ``failed`` and ``aborted``.  Every transition keeps its time and
+reason, so ``explain`` can tell the whole story of an operation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from ytsched.config.operation import OperationSpec, TaskSpec
+from ytsched.pooltree.errors import SchedulerError
+from ytsched.resources import ZERO, Vector, vadd, vscale
+
+
+class OperationState(str, Enum):
+    STARTING = "starting"
+    PENDING = "pending"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    ABORTED = "aborted"
+
+    @property
+    def is_final(self) -> bool:
+        return self in _FINAL
+
+
+_FINAL = frozenset({OperationState.COMPLETED, OperationState.FAILED, OperationState.ABORTED})
+
+
+class JobState(str, Enum):
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    ABORTED = "aborted"
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    """One state change of an operation."""
+
+    time: float
+    from_state: OperationState
+    to_state: OperationState
+    reason: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "time": self.time,
+            "from": self.from_state.value,
+            "to": self.to_state.value,
+            "reason": self.reason,
+        }
+
+
+@dataclass(slots=True)
+class Job:
+    """One run (attempt) of one job of a task."""
+
+    id: str
+    task: str
+    index: int
+    attempt: int
+    resources: Vector
+    start_time: float
+    node: str | None = None
+    tree: str | None = None
+    state: JobState = JobState.RUNNING
+    finish_time: float | None = None
+    reason: str | None = None
+
+
+def job_resources(spec: TaskSpec) -> Vector:
+    """Resources one job of the task asks for (user_slots, cpu, gpu, memory, network)."""
+    return (
+        1.0,
+        float(spec.cpu_limit),
+        float(spec.gpu_limit),
+        float(spec.memory_limit),
+        float(spec.network_limit),
+    )
+
+
+@dataclass(slots=True)
+class Task:
+    """A task's jobs: which indices wait, which run, how many ended how."""
+
+    name: str
+    spec: TaskSpec
+    resources: Vector
+    waiting: list[int] = field(default_factory=list)
+    attempts: dict[int, int] = field(default_factory=dict)
+    completed_count: int = 0
+    failed_count: int = 0
+    aborted_count: int = 0
+
+    @staticmethod
+    def create(name: str, spec: TaskSpec) -> Task:
+        return Task(
+            name=name,
+            spec=spec,
+            resources=job_resources(spec),
+            waiting=list(range(spec.job_count)),
+        )
+
+
+class Operation:
+    """An operation: spec, tasks and jobs, state and history."""
+
+    def __init__(
+        self,
+        operation_id: str,
+        *,
+        user: str,
+        operation_type: str,
+        spec: OperationSpec,
+        start_time: float,
+    ) -> None:
+        self.id = operation_id
+        self.user = user
+        self.type = operation_type
+        self.spec = spec
+        self.start_time = start_time
+        self.finish_time: float | None = None
+        self.state = OperationState.STARTING
+        self.transitions: list[Transition] = []
+        self.tasks: dict[str, Task] = {
+            name: Task.create(name, task) for name, task in spec.tasks.items()
+        }
+        self.jobs: dict[str, Job] = {}
+        self.running_jobs: dict[str, Job] = {}
+        self.tree_states: dict[str, str] = {}
+        """Per tree: ``"pending"`` or ``"running"`` (kept by the trees)."""
+        self.tree_reasons: dict[str, str] = {}
+        self.failed_job_count = 0
+        self.error: str | None = None
+        self.pool_trees: list[str] = []
+        """Trees the operation was admitted to."""
+        self.erased_trees: dict[str, str] = {}
+        """Trees dropped at start because their pool limits refused the operation."""
+        self.annotations: dict[str, object] = dict(spec.annotations)
+
+    # --- state machine ----------------------------------------------------------------------
+
+    def _transition(self, to: OperationState, now: float, reason: str) -> None:
+        if self.state is to:
+            return
+        self.transitions.append(Transition(now, self.state, to, reason))
+        self.state = to
+
+    def set_tree_state(self, tree: str, state: str, now: float, reason: str) -> None:
+        """Record the state in one tree; the overall state follows once started.
+
+        The operation runs when it runs in every tree; otherwise it is pending.
+        """
+        self.tree_states[tree] = state
+        self.tree_reasons[tree] = reason
+        if self.state in (OperationState.PENDING, OperationState.RUNNING):
+            self._refresh(now, f"tree {tree!r}: {reason}")
+
+    def forget_tree(self, tree: str, now: float, reason: str) -> None:
+        self.tree_states.pop(tree, None)
+        self.tree_reasons.pop(tree, None)
+        if self.state in (OperationState.PENDING, OperationState.RUNNING):
+            self._refresh(now, reason)
+
+    def _refresh(self, now: float, reason: str) -> None:
+        if all(state == "running" for state in self.tree_states.values()):
+            self._transition(OperationState.RUNNING, now, reason)
+        else:
+            self._transition(OperationState.PENDING, now, reason)
+
+    def finish_starting(self, now: float) -> None:
+        """Leave ``starting``: running in every tree, or pending with the trees' reasons."""
+        waiting = [t for t, s in self.tree_states.items() if s != "running"]
+        if not waiting:
+            trees = ", ".join(repr(t) for t in self.tree_states)
+            self._transition(OperationState.RUNNING, now, f"started in tree(s) {trees}")
+        else:
+            reasons = "; ".join(f"tree {t!r}: {self.tree_reasons[t]}" for t in waiting)
+            self._transition(OperationState.PENDING, now, reasons)
+
+    def finish(self, state: OperationState, now: float, reason: str) -> None:
+        """Move to a final state; running jobs are aborted."""
+        if not state.is_final:
+            raise ValueError(f"{state.value} is not a final state")
+        if self.state.is_final:
+            raise SchedulerError(
+                "InvalidOperationState",
+                f"operation {self.id!r} is already {self.state.value}",
+                operation_id=self.id,
+            )
+        for job in list(self.running_jobs.values()):
+            self._end_job(job, JobState.ABORTED, now, f"operation {state.value}")
+        if state is OperationState.FAILED:
+            self.error = reason
+        self.finish_time = now
+        self._transition(state, now, reason)
+
+    # --- jobs ------------------------------------------------------------------------------
+
+    def _task(self, name: str) -> Task:
+        task = self.tasks.get(name)
+        if task is None:
+            raise SchedulerError(
+                "NoSuchTask",
+                f"operation {self.id!r} has no task {name!r}"
+                f" (tasks: {', '.join(sorted(self.tasks)) or 'none'})",
+                operation_id=self.id,
+            )
+        return task
+
+    def start_job(
+        self, task_name: str, now: float, *, node: str | None = None, tree: str | None = None
+    ) -> Job:
+        """Start the next waiting job of a task."""
+        if self.state is not OperationState.RUNNING:
+            raise SchedulerError(
+                "InvalidOperationState",
+                f"operation {self.id!r} is {self.state.value}; jobs start only when it runs",
+                operation_id=self.id,
+            )
+        task = self._task(task_name)
+        if not task.waiting:
+            raise SchedulerError(
+                "NoPendingJobs",
+                f"operation {self.id!r}: task {task_name!r} has no waiting jobs",
+                operation_id=self.id,
+            )
+        index = task.waiting.pop(0)
+        attempt = task.attempts.get(index, 0)
+        task.attempts[index] = attempt + 1
+        job = Job(
+            id=f"{self.id}/{task_name}/{index}/{attempt}",
+            task=task_name,
+            index=index,
+            attempt=attempt,
+            resources=task.resources,
+            start_time=now,
+            node=node,
+            tree=tree,
+        )
+        self.jobs[job.id] = job
+        self.running_jobs[job.id] = job
+        return job
+
+    def running_job(self, job_id: str) -> Job:
+        job = self.running_jobs.get(job_id)
+        if job is None:
+            if job_id in self.jobs:
+                raise SchedulerError(
+                    "InvalidJobState",
+                    f"job {job_id!r} of operation {self.id!r} is {self.jobs[job_id].state.value}",
+                    job_id=job_id,
+                )
+            raise SchedulerError(
+                "NoSuchJob", f"operation {self.id!r} has no job {job_id!r}", job_id=job_id
+            )
+        return job
+
+    def _end_job(self, job: Job, state: JobState, now: float, reason: str | None) -> None:
+        job.state = state
+        job.finish_time = now
+        job.reason = reason
+        del self.running_jobs[job.id]
+        task = self.tasks[job.task]
+        if state is JobState.COMPLETED:
+            task.completed_count += 1
+            if task.spec.restart_completed_jobs:
+                task.waiting.append(job.index)
+        elif state is JobState.FAILED:
+            task.failed_count += 1
+            self.failed_job_count += 1
+            task.waiting.append(job.index)
+        else:
+            task.aborted_count += 1
+            task.waiting.append(job.index)
+        task.waiting.sort()
+
+    def complete_job(self, job_id: str, now: float) -> Job:
+        job = self.running_job(job_id)
+        self._end_job(job, JobState.COMPLETED, now, None)
+        return job
+
+    def fail_job(self, job_id: str, now: float, reason: str = "job failed") -> Job:
+        job = self.running_job(job_id)
+        self._end_job(job, JobState.FAILED, now, reason)
+        return job
+
+    def abort_job(self, job_id: str, now: float, reason: str = "aborted") -> Job:
+        """Abort a running job; it waits to be started again (YTsaurus restarts aborted jobs)."""
+        job = self.running_job(job_id)
+        self._end_job(job, JobState.ABORTED, now, reason)
+        return job
+
+    @property
+    def all_jobs_completed(self) -> bool:
+        """Every job of every task completed (never true with restart_completed_jobs)."""
+        if not self.tasks:
+            return False
+        return not self.running_jobs and all(
+            not task.waiting and not task.spec.restart_completed_jobs
+            for task in self.tasks.values()
+        )
+
+    @property
+    def too_many_failed_jobs(self) -> bool:
+        return self.failed_job_count > self.spec.max_failed_job_count
+
+    # --- resources --------------------------------------------------------------------------
+
+    @property
+    def pending_job_count(self) -> int:
+        return sum(len(task.waiting) for task in self.tasks.values())
+
+    @property
+    def running_job_count(self) -> int:
+        return len(self.running_jobs)
+
+    def resource_usage(self, tree: str | None = None) -> Vector:
+        """Resources of running jobs (in ``tree`` only, when given)."""
+        usage = ZERO
+        for job in self.running_jobs.values():
+            if tree is None or job.tree is None or job.tree == tree:
+                usage = vadd(usage, job.resources)
+        return usage
+
+    def needed_resources(self) -> Vector:
+        """Resources of the jobs still waiting to start."""
+        needed = ZERO
+        for task in self.tasks.values():
+            if task.waiting:
+                needed = vadd(needed, vscale(task.resources, float(len(task.waiting))))
+        return needed
+
+    def resource_demand(self, tree: str | None = None) -> Vector:
+        """Usage plus needed resources; only usage unless the operation runs."""
+        usage = self.resource_usage(tree)
+        if self.state is not OperationState.RUNNING:
+            return usage
+        return vadd(usage, self.needed_resources())
+
+    # --- explain -----------------------------------------------------------------------------
+
+    def explain(self) -> dict[str, object]:
+        """The operation's story: state, per-tree state and reason, every transition."""
+        return {
+            "id": self.id,
+            "user": self.user,
+            "type": self.type,
+            "state": self.state.value,
+            "start_time": self.start_time,
+            "finish_time": self.finish_time,
+            "pool_trees": list(self.pool_trees),
+            "erased_trees": dict(self.erased_trees),
+            "trees": {
+                tree: {"state": state, "reason": self.tree_reasons.get(tree)}
+                for tree, state in self.tree_states.items()
+            },
+            "transitions": [t.to_dict() for t in self.transitions],
+            "jobs": {
+                "running": self.running_job_count,
+                "pending": self.pending_job_count,
+                "failed": self.failed_job_count,
+            },
+        }

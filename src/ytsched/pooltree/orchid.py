@@ -1,0 +1,150 @@
+"""Orchid views of a tree: per pool and per operation, with YTsaurus attribute names.
+
+The fair-share attributes come from the last update (:func:`ytsched.snapshot.orchid.
+element_attributes`); on top of them go the live counters and configuration attributes that
+``BuildPoolInfo`` / ``BuildCompositeElementInfo`` / ``DoBuildOperationProgress`` in
+``yt/yt/server/scheduler/strategy/pool_tree.cpp`` add (``running_operation_count``,
+``operation_count``, ``lightweight_running_operation_count``, effective limits, ...).  Two
+attributes are ours, named in the same style: ``pending_operation_count`` and
+``pending_operations`` (the operations waiting at a pool's running limit).  Everything is plain
+dicts, lists, strings and numbers.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ytsched.pooltree import effective
+from ytsched.pooltree.pool import Pool, TreeOperation
+from ytsched.snapshot.orchid import element_attributes
+
+if TYPE_CHECKING:
+    from ytsched.pooltree.tree import PoolTree
+
+
+def _fair_share_part(tree: PoolTree, name: str, is_operation: bool) -> dict[str, Any]:
+    result = tree.last_result
+    if result is None:
+        return {}
+    element = (result.operations if is_operation else result.pools).get(name)
+    if element is None:
+        return {}
+    return element_attributes(element, result)
+
+
+def pool_attributes(tree: PoolTree, pool: Pool) -> dict[str, Any]:
+    config = tree.config
+    own = pool.effective
+    attributes = _fair_share_part(tree, pool.name, is_operation=False)
+    attributes.setdefault("weight", own.weight if own.weight is not None else 1.0)
+    attributes.update(
+        {
+            "parent": pool.parent_name,
+            "mode": own.mode,
+            "is_ephemeral": pool.is_ephemeral,
+            "full_path": pool.full_path,
+            "child_pool_count": len(pool.children),
+            "operation_count": pool.operation_count,
+            "running_operation_count": pool.running_operation_count,
+            "lightweight_running_operation_count": pool.lightweight_running_operation_count,
+            "pool_operation_count": len(pool.operations),
+            "max_operation_count": tree.max_operation_count(pool),
+            "max_running_operation_count": tree.max_running_operation_count(pool),
+            "pending_operation_count": len(pool.pending),
+            "pending_operations": list(pool.pending),
+            "forbid_immediate_operations": (
+                config.forbid_immediate_operations_in_root
+                if pool.is_root
+                else own.forbid_immediate_operations
+            ),
+            "lightweight_operations_enabled": own.enable_lightweight_operations,
+            "effective_lightweight_operations_enabled": tree.lightweight_enabled(own),
+            "strong_guarantee_resources": own.strong_guarantee_resources.as_map(),
+            "specified_resource_limits": own.resource_limits.as_map() or None,
+            "fair_share_starvation_tolerance": own.fair_share_starvation_tolerance,
+            "fair_share_starvation_timeout": own.fair_share_starvation_timeout,
+            "aggressive_starvation_enabled": own.enable_aggressive_starvation,
+            "effective_fair_share_starvation_tolerance": effective.starvation_tolerance(
+                config, pool
+            ),
+            "effective_fair_share_starvation_timeout": effective.starvation_timeout(config, pool),
+            "effective_aggressive_starvation_enabled": effective.aggressive_starvation_enabled(
+                config, pool
+            ),
+            "effective_aggressive_preemption_allowed": effective.aggressive_preemption_allowed(
+                pool
+            ),
+            "effective_non_preemptible_resource_usage_threshold": (
+                effective.non_preemptible_threshold(config, pool).as_map()
+            ),
+            "config_presets": list(own.preset_names),
+        }
+    )
+    attributes.setdefault("integral_guarantee_type", own.integral_guarantees.guarantee_type)
+    if own.mode == "fifo":
+        attributes["fifo_sort_parameters"] = list(own.fifo_sort_parameters)
+    if pool.is_ephemeral and pool.ephemeral_user is not None:
+        attributes["user"] = pool.ephemeral_user
+    return attributes
+
+
+def operation_attributes(tree: PoolTree, entry: TreeOperation) -> dict[str, Any]:
+    config = tree.config
+    operation = entry.operation
+    attributes = _fair_share_part(tree, operation.id, is_operation=True)
+    attributes.update(
+        {
+            "pool": entry.pool.name,
+            "weight": entry.weight if entry.weight is not None else 1.0,
+            "slot_index": entry.slot_index,
+            "start_time": operation.start_time,
+            "user": operation.user,
+            "type": operation.type,
+            "title": operation.spec.title,
+            "state": operation.state.value,
+            "lightweight": entry.lightweight,
+            "pending_in_pool": entry.pending_pool.name if entry.pending_pool else None,
+            "specified_resource_limits": (
+                entry.resource_limits.as_map() if entry.resource_limits is not None else None
+            ),
+            "pending_job_count": operation.pending_job_count,
+            "running_job_count": operation.running_job_count,
+            "preemption_mode": operation.spec.preemption_mode,
+            "is_gang": operation.spec.is_gang,
+            "effective_fair_share_starvation_tolerance": (
+                effective.operation_starvation_tolerance(config, entry)
+            ),
+            "effective_fair_share_starvation_timeout": effective.operation_starvation_timeout(
+                config, entry
+            ),
+            "effective_non_preemptible_resource_usage_threshold": (
+                effective.operation_non_preemptible_threshold(config, entry)
+            ),
+            "allocation_preemption_timeout": effective.allocation_preemption_timeout(config, entry),
+            "allocation_graceful_preemption_timeout": (
+                effective.allocation_graceful_preemption_timeout(config, entry)
+            ),
+        }
+    )
+    return attributes
+
+
+def tree_orchid(tree: PoolTree) -> dict[str, Any]:
+    """``pool_trees/<tree>``: pools, operations, indexes by pool, config and alerts."""
+    pools = {pool.name: pool_attributes(tree, pool) for pool in tree.root.descendants()}
+    operations = {entry.id: operation_attributes(tree, entry) for entry in tree.operations.values()}
+    return {
+        "pools": pools,
+        "pool_count": len(pools) - 1,
+        "operations": operations,
+        "operations_by_pool": {
+            pool.name: list(pool.operations) for pool in tree.root.descendants()
+        },
+        "child_pools_by_pool": {pool.name: list(pool.children) for pool in tree.root.descendants()},
+        "user_to_ephemeral_pools": {
+            user: list(names) for user, names in sorted(tree.user_ephemeral_pools.items())
+        },
+        "config": tree.config.model_dump(mode="json"),
+        "last_update_time": tree.last_update_time,
+        "alerts": tree.alerts(),
+    }

@@ -1,0 +1,152 @@
+"""The tree as engine input: :class:`~ytsched.fairshare.model.TreeSnapshot` each period.
+
+``to_snapshot`` is pure: pools in pre-order with their effective config and integral state,
+operations with usage and demand from their jobs (an operation that is not running demands
+only its usage, as in ``TSchedulerOperationElement``), weights and limits per tree.
+``update`` runs the engine and carries the integral volumes to the next period, the way
+``DoFairShareUpdateAt`` in ``yt/yt/server/scheduler/strategy/pool_tree.cpp`` copies persistent
+attributes back to the live tree.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ytsched.config.pool import PoolConfig
+from ytsched.config.tree import TreeConfig
+from ytsched.fairshare.model import (
+    FifoSortParameter,
+    IntegralGuarantees,
+    IntegralGuaranteeType,
+    OperationSpec,
+    PoolSpec,
+    SchedulingMode,
+    TreeSnapshot,
+    UpdateOptions,
+)
+from ytsched.fairshare.update import UpdateResult, run_update
+from ytsched.pooltree.pool import Pool
+from ytsched.resources import INFINITE_RESOURCES, Vector
+
+if TYPE_CHECKING:
+    from ytsched.pooltree.tree import PoolTree
+
+MS = 1000.0
+
+
+def update_options(config: TreeConfig) -> UpdateOptions:
+    """The engine switches of a tree config (the tree config owns their defaults)."""
+    integral = config.integral_guarantees
+    return UpdateOptions(
+        main_resource=config.main_resource,
+        integral_pool_capacity_saturation_period=integral.pool_capacity_saturation_period / MS,
+        integral_smooth_period=integral.smooth_period / MS,
+        relaxed_share_multiplier_limit=integral.relaxed_share_multiplier_limit,
+        should_distribute_free_volume_among_children=(
+            config.should_distribute_free_volume_among_children
+        ),
+        enable_step_function_for_gang_operations=config.enable_step_function_for_gang_operations,
+        enable_improved_fair_share_by_fit_factor_computation=(
+            config.enable_improved_fair_share_by_fit_factor_computation
+        ),
+        enable_improved_fair_share_by_fit_factor_computation_distribution_gap=(
+            config.enable_improved_fair_share_by_fit_factor_computation_distribution_gap
+        ),
+        enable_fast_fifo_fair_share_by_fit_factor_computation=(
+            config.enable_fast_fifo_fair_share_by_fit_factor_computation
+        ),
+        enable_fifo_children_reordering_for_guarantee_utilization=(
+            config.enable_fifo_children_reordering_for_guarantee_utilization
+        ),
+        infer_weight_from_guarantees_share_multiplier=(
+            config.infer_weight_from_guarantees_share_multiplier
+        ),
+    )
+
+
+def _integral(config: PoolConfig) -> IntegralGuarantees:
+    integral = config.integral_guarantees
+    return IntegralGuarantees(
+        guarantee_type=IntegralGuaranteeType(integral.guarantee_type),
+        resource_flow=integral.resource_flow.to_vector(0.0),
+        burst_guarantee_resources=integral.burst_guarantee_resources.to_vector(0.0),
+        relaxed_share_multiplier_limit=integral.relaxed_share_multiplier_limit,
+        can_accept_free_volume=integral.can_accept_free_volume,
+        should_distribute_free_volume_among_children=(
+            integral.should_distribute_free_volume_among_children
+        ),
+    )
+
+
+def pool_spec(pool: Pool) -> PoolSpec:
+    if pool.is_root:
+        return PoolSpec(name=pool.name, parent=None)
+    config = pool.effective
+    return PoolSpec(
+        name=pool.name,
+        parent=pool.parent_name,
+        mode=SchedulingMode(config.mode),
+        weight=config.weight,
+        strong_guarantee_resources=config.strong_guarantee_resources.specified(),
+        resource_limits=config.resource_limits.limits_vector(),
+        integral_guarantees=_integral(config),
+        accumulated_resource_volume=pool.accumulated_resource_volume,
+        last_integral_share_ratio=pool.last_integral_share_ratio,
+        fifo_sort_parameters=tuple(FifoSortParameter(p) for p in config.fifo_sort_parameters),
+        compute_promised_guarantee_fair_share=config.compute_promised_guarantee_fair_share,
+        enable_fifo_children_reordering_for_guarantee_utilization=(
+            config.enable_fifo_children_reordering_for_guarantee_utilization
+        ),
+        enable_step_function_for_gang_operations=config.enable_step_function_for_gang_operations,
+    )
+
+
+def to_snapshot(
+    tree: PoolTree, now: float | None, previous_update_time: float | None, total: Vector
+) -> TreeSnapshot:
+    """Engine input for the tree as it is now (nothing is modified)."""
+    pools = [pool_spec(pool) for pool in tree.root.descendants()]
+    operations = []
+    for entry in tree.operations.values():
+        operation = entry.operation
+        limits = (
+            entry.resource_limits.limits_vector()
+            if entry.resource_limits is not None
+            else INFINITE_RESOURCES
+        )
+        operations.append(
+            OperationSpec(
+                name=operation.id,
+                parent=entry.pool.name,
+                resource_demand=operation.resource_demand(tree.name),
+                resource_usage=operation.resource_usage(tree.name),
+                resource_limits=limits,
+                weight=entry.weight if entry.weight is not None else 1.0,
+                start_time=operation.start_time,
+                pending_job_count=operation.pending_job_count if entry.running else 0,
+                is_gang=operation.spec.is_gang,
+                operation_type=operation.type,
+            )
+        )
+    return TreeSnapshot(
+        total_resource_limits=total,
+        pools=pools,
+        operations=operations,
+        options=update_options(tree.config),
+        now=now,
+        previous_update_time=previous_update_time,
+    )
+
+
+def update(tree: PoolTree, now: float, total: Vector) -> UpdateResult:
+    """Run one fair-share update at ``now`` and keep its integral state and result."""
+    result = run_update(to_snapshot(tree, now, tree.last_update_time, total))
+    for name, element in result.pools.items():
+        pool = tree.pools.get(name)
+        if pool is not None:
+            pool.accumulated_resource_volume = element.integral.accumulated_volume
+            pool.last_integral_share_ratio = element.integral.last_share_ratio
+    tree.last_result = result
+    tree.last_update_time = now
+    tree.clock = max(tree.clock, now)
+    return result

@@ -1,0 +1,54 @@
+"""Builders shared by the pool-tree tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ytsched.pooltree import PoolTree, PoolTrees
+
+GIB = 2**30
+
+
+def vanilla(
+    pool: str | None = None, jobs: int = 10, cpu: float = 1.0, **extra: Any
+) -> dict[str, Any]:
+    """A vanilla spec with one task of ``jobs`` jobs of ``cpu`` cores and 1 GiB each."""
+    spec: dict[str, Any] = {
+        "tasks": {"main": {"job_count": jobs, "cpu_limit": cpu, "memory_limit": GIB}}
+    }
+    if pool is not None:
+        spec["pool"] = pool
+    spec.update(extra)
+    return spec
+
+
+def scheduler(
+    tree_config: dict[str, Any] | None = None, cpu: float = 100.0
+) -> tuple[PoolTrees, PoolTree]:
+    """A scheduler with one default tree ``physical`` and one node of ``cpu`` cores."""
+    trees = PoolTrees()
+    tree = trees.create_tree("physical", tree_config)
+    trees.set_default_tree("physical")
+    trees.register_node(
+        "node1",
+        tags=["default"],
+        resource_limits={"cpu": cpu, "user_slots": int(cpu), "memory": 1000 * GIB},
+    )
+    return trees, tree
+
+
+def counters(tree: PoolTree, pool: str) -> tuple[int, int, int]:
+    """(operation_count, running_operation_count, lightweight_running_operation_count)."""
+    p = tree.pools[pool]
+    return (p.operation_count, p.running_operation_count, p.lightweight_running_operation_count)
+
+
+def state(tree: PoolTree) -> dict[str, Any]:
+    """Everything observable about a tree except the fair-share result (for unchanged checks)."""
+    view = tree.orchid()
+    return {
+        "pools": view["pools"],
+        "operations": view["operations"],
+        "config": view["config"],
+        "ephemeral": view["user_to_ephemeral_pools"],
+    }

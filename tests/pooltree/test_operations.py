@@ -1,0 +1,134 @@
+"""Operations: vanilla tasks, jobs, demand, the state machine and its history."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.pooltree.helpers import GIB, scheduler, vanilla
+from ytsched.pooltree import JobState, OperationState, SchedulerError
+
+
+def test_demand_from_pending_and_running_jobs() -> None:
+    trees, _ = scheduler()
+    spec = {
+        "pool": "p",
+        "tasks": {
+            "server": {
+                "job_count": 2,
+                "cpu_limit": 10,
+                "memory_limit": 60 * GIB,
+                "interruption_signal": "SIGINT",
+            },
+            "gpu": {"job_count": 1, "cpu_limit": 2, "gpu_limit": 1, "memory_limit": GIB},
+        },
+    }
+    operation = trees.start_operation("clique", user="u", spec=spec, now=1)
+    assert operation.resource_demand() == (3.0, 22.0, 1.0, 121.0 * GIB, 0.0)
+    assert operation.resource_usage() == (0.0, 0.0, 0.0, 0.0, 0.0)
+    assert operation.pending_job_count == 3
+    job = trees.start_job("clique", "server", node="node1", now=2)
+    assert job.id == "clique/server/0/0" and job.tree == "physical"
+    assert operation.resource_usage() == (1.0, 10.0, 0.0, 60.0 * GIB, 0.0)
+    assert operation.resource_demand() == (3.0, 22.0, 1.0, 121.0 * GIB, 0.0)
+    assert operation.pending_job_count == 2
+
+
+def test_pending_operation_demands_nothing_and_cannot_start_jobs() -> None:
+    trees, tree = scheduler()
+    tree.create_pool("p", config={"max_running_operation_count": 1})
+    trees.start_operation("a", user="u", spec=vanilla("p"), now=1)
+    waiting = trees.start_operation("b", user="u", spec=vanilla("p"), now=1)
+    assert waiting.resource_demand() == (0.0, 0.0, 0.0, 0.0, 0.0)
+    with pytest.raises(SchedulerError) as caught:
+        trees.start_job("b", "main", now=2)
+    assert caught.value.code == "InvalidOperationState"
+
+
+def test_completes_with_last_job() -> None:
+    trees, tree = scheduler()
+    operation = trees.start_operation("op", user="u", spec=vanilla("p", jobs=2), now=1)
+    first = trees.start_job("op", "main", now=2)
+    second = trees.start_job("op", "main", now=2)
+    with pytest.raises(SchedulerError) as caught:
+        trees.start_job("op", "main", now=2)
+    assert caught.value.code == "NoPendingJobs"
+    with pytest.raises(SchedulerError) as caught:
+        trees.start_job("op", "nope", now=2)
+    assert caught.value.code == "NoSuchTask"
+    trees.complete_job("op", first.id, now=3)
+    with pytest.raises(SchedulerError) as caught:
+        trees.complete_job("op", first.id, now=3)
+    assert caught.value.code == "InvalidJobState"
+    with pytest.raises(SchedulerError) as caught:
+        trees.complete_job("op", "op/main/9/0", now=3)
+    assert caught.value.code == "NoSuchJob"
+    assert operation.state is OperationState.RUNNING
+    trees.complete_job("op", second.id, now=4)
+    assert operation.state is OperationState.COMPLETED
+    assert operation.finish_time == 4
+    assert operation.transitions[-1].reason == "all 2 jobs completed"
+    assert "op" not in tree.operations and "p" not in tree.pools
+
+
+def test_aborted_jobs_restart_and_failed_jobs_fail_the_operation() -> None:
+    trees, _ = scheduler()
+    operation = trees.start_operation(
+        "op", user="u", spec=vanilla("p", jobs=1, max_failed_job_count=1), now=1
+    )
+    job = trees.start_job("op", "main", now=2)
+    trees.abort_job("op", job.id, now=3, reason="preemption")
+    assert job.state is JobState.ABORTED and operation.pending_job_count == 1
+    retry = trees.start_job("op", "main", now=4)
+    assert retry.attempt == 1
+    trees.fail_job("op", retry.id, now=5, reason="exit code 1")
+    assert operation.state is OperationState.RUNNING
+    third = trees.start_job("op", "main", now=6)
+    trees.fail_job("op", third.id, now=7, reason="exit code 2")
+    assert operation.state is OperationState.FAILED
+    assert "max_failed_job_count = 1" in (operation.error or "")
+
+
+def test_finishing_aborts_running_jobs_and_is_final() -> None:
+    trees, _ = scheduler()
+    operation = trees.start_operation("op", user="u", spec=vanilla("p", jobs=3), now=1)
+    job = trees.start_job("op", "main", now=2)
+    trees.abort_operation("op", now=3, reason="user asked")
+    assert operation.state is OperationState.ABORTED
+    assert job.state is JobState.ABORTED and job.reason == "operation aborted"
+    for finish in (trees.complete_operation, trees.fail_operation, trees.abort_operation):
+        with pytest.raises(SchedulerError) as caught:
+            finish("op", now=4)
+        assert caught.value.code == "InvalidOperationState"
+    with pytest.raises(SchedulerError) as caught:
+        trees.complete_operation("ghost", now=4)
+    assert caught.value.code == "NoSuchOperation"
+
+
+def test_restart_completed_jobs_never_completes() -> None:
+    trees, _ = scheduler()
+    spec = {"pool": "p", "tasks": {"svc": {"job_count": 1, "restart_completed_jobs": True}}}
+    operation = trees.start_operation("op", user="u", spec=spec, now=1)
+    job = trees.start_job("op", "svc", now=2)
+    trees.complete_job("op", job.id, now=3)
+    assert operation.state is OperationState.RUNNING and operation.pending_job_count == 1
+
+
+def test_explain_keeps_every_transition_with_reasons() -> None:
+    trees, tree = scheduler()
+    tree.create_pool("p", config={"max_running_operation_count": 1})
+    trees.start_operation("a", user="u", spec=vanilla("p"), now=1)
+    trees.start_operation("b", user="u", spec=vanilla("p"), now=2)
+    trees.complete_operation("a", now=3)
+    trees.abort_operation("b", now=4, reason="no longer needed")
+    story = trees.explain("b")
+    assert story["state"] == "aborted"
+    assert [(t["from"], t["to"], t["time"]) for t in story["transitions"]] == [  # type: ignore[union-attr]
+        ("starting", "pending", 2),
+        ("pending", "running", 3),
+        ("running", "aborted", 4),
+    ]
+    reasons = [t["reason"] for t in story["transitions"]]  # type: ignore[union-attr]
+    assert "limit for the number of running operations (1) of pool 'p'" in reasons[0]
+    assert "promoted: pool 'p' has room" in reasons[1]
+    assert reasons[2] == "no longer needed"
+    assert trees.orchid()["operations"]["b"]["state"] == "aborted"
