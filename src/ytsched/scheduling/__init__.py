@@ -1,0 +1,1 @@
+"""Node heartbeats: placing allocations, starvation, preemption and graceful preemption."""

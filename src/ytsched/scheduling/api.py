@@ -1,0 +1,113 @@
+"""What a node heartbeat carries in and what the scheduler answers.
+
+These types are the contract between the scheduling layer (which decides) and whoever drives it:
+the simulator in virtual time, and the service, which receives heartbeats from exec-node agents
+over HTTP.  They follow the shape of a YTsaurus node heartbeat (``TNodeHeartbeat`` and its
+response in ``yt/yt/server/scheduler/node_shard.cpp``): the node reports its resources and what
+happened to its allocations; the scheduler answers which allocations to start, which to
+interrupt (with a grace timeout), and which to abort.
+
+All times are seconds on the caller's clock (virtual or wall), passed in explicitly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from ytsched.resources import Vector
+
+
+class JobOutcome(str, Enum):
+    COMPLETED = "completed"
+    FAILED = "failed"
+    ABORTED = "aborted"
+
+
+class InterruptionReason(str, Enum):
+    """Why an allocation is interrupted or aborted (YTsaurus preemption reasons)."""
+
+    PREEMPTION = "preemption"
+    """A starving operation needs the resources (regular, starvation-driven preemption)."""
+    AGGRESSIVE_PREEMPTION = "aggressive_preemption"
+    GRACEFUL_PREEMPTION = "graceful_preemption"
+    """The operation runs in ``preemption_mode = graceful`` and is above its fair share."""
+    RESOURCE_LIMITS_VIOLATED = "resource_limits_violated"
+    RESOURCE_OVERCOMMIT = "resource_overcommit"
+    """The node's usage exceeds its limits."""
+    INTERRUPTION_TIMEOUT = "interruption_timeout"
+    """An interrupted allocation did not finish within its timeout."""
+    NODE_CHANGED_TREE = "node_changed_tree"
+    OPERATION_FINISHED = "operation_finished"
+
+
+@dataclass(frozen=True, slots=True)
+class FinishedJob:
+    """A job that ended on the node since its previous heartbeat."""
+
+    operation_id: str
+    job_id: str
+    outcome: JobOutcome
+    error: str | None = None
+    interrupted: bool = False
+    """The job ended because it was asked to interrupt (it finished its work early)."""
+
+
+@dataclass(frozen=True, slots=True)
+class NodeHeartbeat:
+    """One heartbeat of an exec node."""
+
+    address: str
+    now: float
+    resource_limits: Vector
+    """What the node offers (user_slots, cpu, gpu, memory, network)."""
+    tags: frozenset[str] = frozenset()
+    running_job_ids: tuple[str, ...] = ()
+    """Jobs still running on the node (anything the scheduler thinks runs there but is not
+    listed is treated as lost and aborted)."""
+    finished_jobs: tuple[FinishedJob, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class StartJob:
+    """Start one job of an operation on the node."""
+
+    operation_id: str
+    job_id: str
+    task: str
+    resources: Vector
+    command: str | None = None
+    interruption_signal: str | None = None
+    environment: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class InterruptJob:
+    """Ask a job to finish early: deliver its interruption signal, abort after the timeout."""
+
+    operation_id: str
+    job_id: str
+    reason: InterruptionReason
+    timeout: float
+    """Seconds the job has to finish before the scheduler aborts it."""
+    signal: str | None = None
+    preempted_for_operation: str | None = None
+    explanation: str = ""
+    """Human-readable: who was starving, at which tree level the deficit was found."""
+
+
+@dataclass(frozen=True, slots=True)
+class AbortJob:
+    """Kill a job now."""
+
+    operation_id: str
+    job_id: str
+    reason: InterruptionReason
+    explanation: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class HeartbeatResponse:
+    start: tuple[StartJob, ...] = ()
+    interrupt: tuple[InterruptJob, ...] = ()
+    abort: tuple[AbortJob, ...] = ()
