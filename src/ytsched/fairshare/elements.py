@@ -21,7 +21,7 @@ from ytsched.fairshare.model import (
     SchedulingMode,
 )
 from ytsched.fairshare.plf import PLF
-from ytsched.resources import ONES, ZERO, Vector, vadd
+from ytsched.resources import ONES, ZERO, Vector, vadd, vmin, vsub
 
 
 @dataclass(slots=True)
@@ -127,13 +127,13 @@ class Element:
         ``SetDetailedFairShare``: the strong part is capped by the strong guarantee share, the
         integral part by the proposed integral share, and the rest is weight-proportional.
         """
-        strong = _vmin(total, self.strong_guarantee_share)
-        rest = _vsub(total, strong)
-        integral = _vmin(rest, self.proposed_integral_share)
+        strong = vmin(total, self.strong_guarantee_share)
+        rest = vsub(total, strong)
+        integral = vmin(rest, self.proposed_integral_share)
         detailed = DetailedShare(
             strong_guarantee=strong,
             integral_guarantee=integral,
-            weight_proportional=_vsub(rest, integral),
+            weight_proportional=vsub(rest, integral),
             total=total,
         )
         if promised:
@@ -143,19 +143,3 @@ class Element:
 
     def reset_functions(self) -> None:
         self.prepared = False
-
-
-def _vmin(a: Vector, b: Vector) -> Vector:
-    return (
-        a[0] if a[0] < b[0] else b[0],
-        a[1] if a[1] < b[1] else b[1],
-        a[2] if a[2] < b[2] else b[2],
-        a[3] if a[3] < b[3] else b[3],
-        a[4] if a[4] < b[4] else b[4],
-    )
-
-
-def _vsub(a: Vector, b: Vector) -> Vector:
-    # Written out (not ``vsub``) to keep ``total - strong - integral`` in the same order as
-    # YTsaurus: the weight-proportional part is ``(total - strong) - integral``.
-    return (a[0] - b[0], a[1] - b[1], a[2] - b[2], a[3] - b[3], a[4] - b[4])

@@ -126,26 +126,12 @@ def validate_and_adjust(root: Element, context: UpdateContext) -> None:
 
     if not dominates(total, vadd(total_strong, total_flow)):
         context.errors.append(
-            UpdateError(
-                code="PoolTreeGuaranteesOvercommit",
-                message="Strong guarantees and resource flows exceed total cluster resources",
-                attributes={
-                    "total_strong_guarantee_resources": amounts_to_map(total_strong),
-                    "total_resource_flow": amounts_to_map(total_flow),
-                    "total_cluster_resources": amounts_to_map(total),
-                },
-            )
+            _overcommit("resource flows", "total_resource_flow", total_flow, total_strong, total)
         )
     if not dominates(total, vadd(total_strong, total_burst)):
         context.errors.append(
-            UpdateError(
-                code="PoolTreeGuaranteesOvercommit",
-                message="Strong guarantees and burst guarantees exceed total cluster resources",
-                attributes={
-                    "total_strong_guarantee_resources": amounts_to_map(total_strong),
-                    "total_burst_resources": amounts_to_map(total_burst),
-                    "total_cluster_resources": amounts_to_map(total),
-                },
+            _overcommit(
+                "burst guarantees", "total_burst_resources", total_burst, total_strong, total
             )
         )
         burst_pools = context.burst_pools
@@ -165,6 +151,20 @@ def validate_and_adjust(root: Element, context: UpdateContext) -> None:
     _infer_weights(root, context.options)
     root.estimated_guarantee_share = root.strong_guarantee_share
     _compute_estimated_guarantee_share(root)
+
+
+def _overcommit(
+    what: str, key: str, amounts: Vector, total_strong: Vector, total: Vector
+) -> UpdateError:
+    return UpdateError(
+        code="PoolTreeGuaranteesOvercommit",
+        message=f"Strong guarantees and {what} exceed total cluster resources",
+        attributes={
+            "total_strong_guarantee_resources": amounts_to_map(total_strong),
+            key: amounts_to_map(amounts),
+            "total_cluster_resources": amounts_to_map(total),
+        },
+    )
 
 
 def _adjust_strong_guarantees(element: Element) -> None:
