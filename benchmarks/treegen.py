@@ -99,7 +99,12 @@ def generate_tree(
                     "guarantee_type": "relaxed",
                     "resource_flow": {"cpu": flow},
                 }
-            element["accumulated_resource_volume"] = {"cpu": flow * 86400 * rng.random()}
+            # Volume accrues in every resource in proportion to the cluster (the ratio volume
+            # is a minimum over resources, so a cpu-only volume would count as empty).
+            banked = flow / TOTAL["cpu"] * 86400 * rng.random()
+            element["accumulated_resource_volume"] = {
+                name: amount * banked for name, amount in TOTAL.items()
+            }
 
     for index in range(operation_count):
         parent = rng.choice(leaves)

@@ -22,7 +22,7 @@ import bisect
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
 from ytsched.resources import ZERO, Vector, vadd, vscale, vsub
 
@@ -137,13 +137,71 @@ class PLF:
     most intermediate functions are only ever transformed, never sampled.
     """
 
-    __slots__ = ("_lbs", "_rbs", "ops", "segments")
+    __slots__ = ("_chain", "_factory", "_lbs", "_rbs", "_segments", "ops")
 
     def __init__(self, segments: list[Segment], ops: ValueOps[Any]) -> None:
-        self.segments = segments
+        self._segments: list[Segment] | None = segments
         self.ops = ops
         self._rbs: list[float] | None = None
         self._lbs: list[float] | None = None
+        self._chain: tuple[list[float], list[Any]] | None = None
+        self._factory: Callable[[], tuple[list[float], list[Any]]] | None = None
+
+    @classmethod
+    def from_chain(cls, xs: list[float], ys: list[Any], ops: ValueOps[Any]) -> Self:
+        """A function from its points (``xs[i], ys[i]`` ends segment ``i - 1``, starts ``i``).
+
+        The lists are kept (see :meth:`chain`) and must not be modified afterwards; the segment
+        list is only built if something asks for it.
+        """
+        func = cls.__new__(cls)
+        func._segments = None
+        func.ops = ops
+        func._rbs = None
+        func._lbs = None
+        func._chain = (xs, ys)
+        func._factory = None
+        return func
+
+    @staticmethod
+    def lazy(factory: Callable[[], tuple[list[float], list[Any]]], ops: ValueOps[Any]) -> PLF:
+        """A function whose points ``factory`` computes when they are first needed."""
+        func = PLF.__new__(PLF)
+        func._segments = None
+        func.ops = ops
+        func._rbs = None
+        func._lbs = None
+        func._chain = None
+        func._factory = factory
+        return func
+
+    @property
+    def segments(self) -> list[Segment]:
+        segments = self._segments
+        if segments is None:
+            xs, ys = self.chain()
+            segments = self._segments = list(zip(xs, ys, xs[1:], ys[1:], strict=False))
+        return segments
+
+    def chain(self) -> tuple[list[float], list[Any]]:
+        """Arguments and values of the points of a function whose segments join end to end.
+
+        Every function the update builds is such a chain (see :mod:`ytsched.fairshare.fast_plf`).
+        """
+        chain = self._chain
+        if chain is None:
+            factory = self._factory
+            if factory is not None:
+                chain = self._chain = factory()
+                self._factory = None
+                return chain
+            segments = self.segments
+            xs = [seg[0] for seg in segments]
+            xs.append(segments[-1][2])
+            ys = [seg[1] for seg in segments]
+            ys.append(segments[-1][3])
+            chain = self._chain = (xs, ys)
+        return chain
 
     # -- construction --
 
@@ -159,19 +217,27 @@ class PLF:
 
     @property
     def left_bound(self) -> float:
-        return float(self.segments[0][0])
+        if self._segments is None:
+            return float(self.chain()[0][0])
+        return float(self._segments[0][0])
 
     @property
     def right_bound(self) -> float:
-        return float(self.segments[-1][2])
+        if self._segments is None:
+            return float(self.chain()[0][-1])
+        return float(self._segments[-1][2])
 
     @property
     def left_value(self) -> Any:
-        return self.segments[0][1]
+        if self._segments is None:
+            return self.chain()[1][0]
+        return self._segments[0][1]
 
     @property
     def right_value(self) -> Any:
-        return self.segments[-1][3]
+        if self._segments is None:
+            return self.chain()[1][-1]
+        return self._segments[-1][3]
 
     def is_defined_at(self, x: float) -> bool:
         return self.segments[0][0] <= x <= self.segments[-1][2]
@@ -206,6 +272,15 @@ class PLF:
 
     def value_at(self, x: float) -> Any:
         """The value (left limit) at ``x``."""
+        chain = self._chain
+        if chain is not None or self._factory is not None:
+            xs, ys = self.chain()
+            i = bisect.bisect_left(xs, x, 1) - 1
+            lb = xs[i]
+            rb = xs[i + 1]
+            if lb == rb:
+                return ys[i]
+            return _interpolate((lb, ys[i], rb, ys[i + 1]), x, self.ops)
         seg = self.segments[bisect.bisect_left(self._right_bounds(), x)]
         if seg[0] == seg[2]:
             return seg[1]
@@ -277,7 +352,12 @@ class PLF:
         add = ops.add
         for lb, lv, rb, rv in self.segments:
             builder.push_segment(
-                (lb + delta_argument, add(lv, delta_value), rb + delta_argument, add(rv, delta_value))
+                (
+                    lb + delta_argument,
+                    add(lv, delta_value),
+                    rb + delta_argument,
+                    add(rv, delta_value),
+                )
             )
         return builder.finish(ops)
 
@@ -393,17 +473,24 @@ def sum_functions(funcs: Sequence[PLF]) -> PLF:
 
 _SIGN = 1 << 63
 _MASK64 = (1 << 64) - 1
+_DOUBLE = struct.Struct("<d")
+_UINT64 = struct.Struct("<Q")
 
 
-def _double_to_key(x: float) -> int:
-    bits: int = struct.unpack("<Q", struct.pack("<d", x))[0]
+def double_to_key(x: float) -> int:
+    """An integer whose order is the order of the doubles (negative ones included)."""
+    bits: int = _UINT64.unpack(_DOUBLE.pack(x))[0]
     return (bits ^ _MASK64) if bits & _SIGN else (bits ^ _SIGN)
 
 
-def _key_to_double(key: int) -> float:
+def key_to_double(key: int) -> float:
     bits = (key ^ _SIGN) if key & _SIGN else (key ^ _MASK64)
-    value: float = struct.unpack("<d", struct.pack("<Q", bits))[0]
+    value: float = _DOUBLE.unpack(_UINT64.pack(bits))[0]
     return value
+
+
+_double_to_key = double_to_key
+_key_to_double = key_to_double
 
 
 def inverse_lower_bound(lo: float, hi: float, predicate: Callable[[float], bool]) -> float:
@@ -450,13 +537,7 @@ def pointwise_min(lhs: PLF, rhs: PLF) -> PLF:
         else:
             lo_seg, hi_seg, lo_v, hi_v = seg_b, seg_a, vb, va
         if lo_v < hi_v and _segment_value(lo_seg, right) > _segment_value(hi_seg, right):
-            crossings.append(
-                inverse_lower_bound(
-                    left,
-                    right,
-                    lambda m, a=lo_seg, b=hi_seg: _segment_value(a, m) <= _segment_value(b, m),
-                )
-            )
+            crossings.append(inverse_lower_bound(left, right, _below_predicate(lo_seg, hi_seg)))
 
     def sample(x: float) -> tuple[float, float]:
         l1, r1 = lhs.left_right_limit_at(x)
@@ -464,6 +545,13 @@ def pointwise_min(lhs: PLF, rhs: PLF) -> PLF:
         return (l1 if l1 < l2 else l2), (r1 if r1 < r2 else r2)
 
     return create(sample, lb, rb, points + crossings, SCALAR_OPS)
+
+
+def _below_predicate(lower: Segment, upper: Segment) -> Callable[[float], bool]:
+    def predicate(m: float) -> bool:
+        return _segment_value(lower, m) <= _segment_value(upper, m)
+
+    return predicate
 
 
 def _segment_value(seg: Segment, x: float) -> float:
@@ -493,9 +581,13 @@ def compose(outer: PLF, inner: PLF) -> PLF:
         if inverse.is_defined_at(value):
             inv_seg = inverse.segments[inverse.segment_index(value)]
             # inv_seg transposed back is the segment of ``inner`` that reaches ``value``.
-            if inv_seg[0] != inv_seg[2] and inv_seg[1] != inv_seg[3]:
-                if value != inv_seg[0] and value != inv_seg[2]:
-                    points.append((_segment_value(inv_seg, value), value))
+            if (
+                inv_seg[0] != inv_seg[2]
+                and inv_seg[1] != inv_seg[3]
+                and value != inv_seg[0]
+                and value != inv_seg[2]
+            ):
+                points.append((_segment_value(inv_seg, value), value))
     points.sort()
 
     builder = Builder()
@@ -532,7 +624,9 @@ def _cross(seg: tuple[float, float, float, float]) -> tuple[float, float]:
     return seg[2] - seg[0], seg[3] - seg[1]
 
 
-def _compare(first: tuple[float, float, float, float], second: tuple[float, float, float, float]) -> int:
+def _compare(
+    first: tuple[float, float, float, float], second: tuple[float, float, float, float]
+) -> int:
     dx1, dy1 = _cross(first)
     dx2, dy2 = _cross(second)
     cross = dx1 * dy2 - dx2 * dy1
@@ -557,7 +651,9 @@ def compress(func: PLF, epsilon: float = COMPRESS_EPSILON) -> PLF:
     builder = Builder()
     accumulated = segments[0]
 
-    def bounds(seg: Segment) -> tuple[list[tuple[float, float, float, float]], list[tuple[float, float, float, float]]]:
+    def bounds(
+        seg: Segment,
+    ) -> tuple[list[tuple[float, float, float, float]], list[tuple[float, float, float, float]]]:
         lb, lv, rb, rv = seg
         top = [(lb, lv[r], rb, rv[r] + epsilon) for r in range(5)]
         bottom = [(lb, lv[r], rb, rv[r] - epsilon) for r in range(5)]

@@ -70,6 +70,7 @@ class UpdateResult:
     options: UpdateOptions
 
 
+@functions.without_cyclic_gc
 def run_update(snapshot: TreeSnapshot) -> UpdateResult:
     """Compute fair shares (and integral volumes) for one tree snapshot.
 
