@@ -1,7 +1,9 @@
-"""Scheduler-wide (strategy) options that the pool-tree layer needs.
+"""Scheduler-wide options that the pool-tree and scheduling layers need.
 
-Mirrors the relevant part of ``TFairShareStrategyConfig`` / ``TStrategyConfig`` in
-``yt/yt/server/lib/scheduler/config.cpp``.
+Mirrors the relevant part of ``TFairShareStrategyConfig`` / ``TStrategyConfig`` and, for the
+heartbeat options (``min_spare_allocation_resources_on_node``,
+``max_started_allocations_per_heartbeat``, ``allowed_node_resources_overcommit_duration``), of
+``TSchedulerConfig``, all in ``yt/yt/server/lib/scheduler/config.cpp``.
 """
 
 from __future__ import annotations
@@ -11,6 +13,12 @@ import re
 from pydantic import field_validator
 
 from ytsched.config.base import ConfigModel, Duration, option
+from ytsched.config.resources import ResourceAmounts
+
+DEFAULT_MIN_SPARE_ALLOCATION_RESOURCES = ResourceAmounts(
+    user_slots=1, cpu=1.0, memory=256 * 1024 * 1024
+)
+"""``GetDefaultMinSpareAllocationResourcesOnNode``: one slot, one core, 256 MiB."""
 
 
 class StrategyConfig(ConfigModel):
@@ -27,6 +35,21 @@ class StrategyConfig(ConfigModel):
     )
     pending_by_pool_operation_scan_period: Duration = option(
         60_000, "Period of the re-check of all operations pending by pool limits (ms).", gt=0
+    )
+    min_spare_allocation_resources_on_node: ResourceAmounts = option(
+        DEFAULT_MIN_SPARE_ALLOCATION_RESOURCES,
+        "A heartbeat keeps scheduling on a node only while its free resources (counting the"
+        " preemption discount) still hold this much; unnamed resources count as 0.",
+        "min_spare_job_resources_on_node",
+    )
+    max_started_allocations_per_heartbeat: int | None = option(
+        None, "At most this many allocations start on one node heartbeat; unset = no limit.", gt=0
+    )
+    allowed_node_resources_overcommit_duration: Duration = option(
+        15_000,
+        "A node whose usage stays above its resource limits this long has allocations aborted"
+        " (reason `resource_overcommit`) until the rest fits (ms).",
+        ge=0,
     )
 
     @field_validator("ephemeral_pool_name_regex")

@@ -170,6 +170,11 @@ class TreeConfig(ConfigModel):
     enable_conditional_preemption: bool = option(
         True, "Allocations blocked at an ancestor may be preempted for operations inside it."
     )
+    allow_preemption_from_starving_operations: bool = option(
+        True,
+        "Allocations of starving operations may be preempted (false: they never are). The"
+        " YTsaurus default of this newer option could not be verified.",
+    )
     scheduling_preemption_priority_scope: Literal["operation_and_ancestors", "operation_only"] = (
         option(
             "operation_and_ancestors",

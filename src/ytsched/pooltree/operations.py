@@ -78,6 +78,9 @@ class Job:
     state: JobState = JobState.RUNNING
     finish_time: float | None = None
     reason: str | None = None
+    usage_released: bool = False
+    """The scheduler preempted the job and no longer counts its resources as usage while the
+    job finishes (YTsaurus zeroes a preempted allocation's usage at once); it still runs."""
 
 
 def job_resources(spec: TaskSpec) -> Vector:
@@ -328,9 +331,12 @@ class Operation:
         return len(self.running_jobs)
 
     def resource_usage(self, tree: str | None = None) -> Vector:
-        """Resources of running jobs (in ``tree`` only, when given)."""
+        """Resources of running jobs (in ``tree`` only, when given), except jobs whose usage
+        the scheduler released on preemption."""
         usage = ZERO
         for job in self.running_jobs.values():
+            if job.usage_released:
+                continue
             if tree is None or job.tree is None or job.tree == tree:
                 usage = vadd(usage, job.resources)
         return usage

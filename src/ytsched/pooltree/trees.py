@@ -237,6 +237,18 @@ class PoolTrees:
         self._assign(node, self._filters())
         return node
 
+    def set_node_resource_limits(
+        self, address: str, resource_limits: ResourceAmounts | Mapping[str, Any]
+    ) -> Node:
+        """Change what a node offers (its heartbeat reports new limits); totals follow at the
+        next update."""
+        node = self.node(address)
+        limits = parse_config(
+            ResourceAmounts, resource_limits, f"node {address!r}: resource_limits"
+        )
+        node.resource_limits = limits.to_vector(0.0)
+        return node
+
     def unregister_node(self, address: str) -> None:
         self.node(address)
         self._abort_jobs_on_node(address, "node unregistered")

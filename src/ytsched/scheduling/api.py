@@ -94,6 +94,11 @@ class InterruptJob:
     preempted_for_operation: str | None = None
     explanation: str = ""
     """Human-readable: who was starving, at which tree level the deficit was found."""
+    preempted_for_job: str | None = None
+    """The job started with the resources this preemption frees (``preempted_for``)."""
+    starving_element: str | None = None
+    """The pool or operation whose starvation made the preemptor eligible: the tree level
+    where the deficit was found."""
 
 
 @dataclass(frozen=True, slots=True)

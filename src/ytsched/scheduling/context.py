@@ -1,0 +1,196 @@
+"""One heartbeat in progress: the node, its free resources, and the answer being built.
+
+The counterpart of YTsaurus's ``TSchedulingHeartbeatContextBase``
+(``yt/yt/server/scheduler/strategy/scheduling_heartbeat_context_detail.cpp``): node usage and
+limits, the preemption *discount* (resources of preemption candidates that count as free
+during a preemptive stage), the "can start more allocations" test with
+``min_spare_allocation_resources_on_node``, and the lists of started and preempted allocations.
+Preempting and aborting are here too, because they write to the answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ytsched.pooltree.operations import JobState, Task
+from ytsched.resources import ZERO, Vector
+from ytsched.scheduling.api import AbortJob, InterruptionReason, InterruptJob, StartJob
+from ytsched.scheduling.ledger import Ledger
+from ytsched.scheduling.nodes import Allocation, NodeState, Preemption
+from ytsched.scheduling.satisfaction import RESOURCE_EPSILON
+from ytsched.scheduling.state import ElementState, ScheduledOperation, TreeState
+
+
+@dataclass(slots=True)
+class Outbox:
+    """The answer being built."""
+
+    start: list[StartJob] = field(default_factory=list)
+    interrupt: list[InterruptJob] = field(default_factory=list)
+    abort: list[AbortJob] = field(default_factory=list)
+
+
+@dataclass(eq=False, slots=True)
+class HeartbeatContext:
+    """A heartbeat of one node of one tree."""
+
+    ledger: Ledger
+    tree: TreeState
+    node: NodeState
+    now: float
+    outbox: Outbox
+    min_spare: Vector
+    max_started: int | None
+    node_tags: frozenset[str]
+    discount: Vector = ZERO
+    started: int = 0
+    started_by_preemption: Allocation | None = None
+    _tag_matches: dict[str, bool] = field(default_factory=dict)
+
+    # --- node resources --------------------------------------------------------------------
+
+    def free_resources(self) -> Vector:
+        """Node limits minus usage plus the discount (``GetNodeFreeResourcesWithDiscount``)."""
+        limits = self.node.resource_limits
+        usage = self.node.usage
+        discount = self.discount
+        return (
+            limits[0] - usage[0] + discount[0],
+            limits[1] - usage[1] + discount[1],
+            limits[2] - usage[2] + discount[2],
+            limits[3] - usage[3] + discount[3],
+            limits[4] - usage[4] + discount[4],
+        )
+
+    def can_continue(self) -> bool:
+        """``CanStartMoreAllocations``: the node still has ``min_spare`` free (with the
+        discount) and the per-heartbeat start limit is not reached."""
+        return self.has_spare(self.free_resources())
+
+    def has_spare(self, free: Vector) -> bool:
+        if self.max_started is not None and self.started >= self.max_started:
+            return False
+        spare = self.min_spare
+        eps = RESOURCE_EPSILON
+        return (
+            spare[0] <= free[0] + eps
+            and spare[1] <= free[1] + eps
+            and spare[2] <= free[2] + eps
+            and spare[3] <= free[3] + eps
+            and spare[4] <= free[4] + eps
+        )
+
+    def node_fits(self) -> bool:
+        """Usage within limits (``Dominates(ResourceLimits, ResourceUsage)``)."""
+        limits = self.node.resource_limits
+        usage = self.node.usage
+        return all(usage[i] <= limits[i] + RESOURCE_EPSILON for i in range(5))
+
+    def matches(self, element: ElementState) -> bool:
+        """Does the element's scheduling tag filter accept this node?"""
+        tag_filter = element.tag_filter
+        if tag_filter is None:
+            return True
+        found = self._tag_matches.get(element.name)
+        if found is None:
+            found = tag_filter.matches(self.node_tags)
+            self._tag_matches[element.name] = found
+        return found
+
+    # --- actions ---------------------------------------------------------------------------
+
+    def start(self, op: ScheduledOperation, task: Task) -> Allocation:
+        allocation = self.ledger.start(self.tree, op, self.node, task, self.now)
+        self.started += 1
+        spec = task.spec
+        self.outbox.start.append(
+            StartJob(
+                operation_id=allocation.operation_id,
+                job_id=allocation.id,
+                task=task.name,
+                resources=allocation.resources,
+                command=spec.command or None,
+                interruption_signal=spec.interruption_signal,
+            )
+        )
+        return allocation
+
+    def preempt(
+        self,
+        allocation: Allocation,
+        op: ScheduledOperation,
+        reason: InterruptionReason,
+        *,
+        stage: str,
+        status: str,
+        timeout: float,
+        explanation: str,
+        release_usage: bool = True,
+        preemptor: Allocation | None = None,
+        starving_element: ElementState | None = None,
+    ) -> None:
+        """Ask the allocation's job to interrupt; abort it at once when the timeout is zero."""
+        if release_usage:
+            self.ledger.release_usage(allocation)
+        preemption = Preemption(
+            reason=reason,
+            time=self.now,
+            timeout=timeout,
+            deadline=self.now + timeout,
+            stage=stage,
+            status=status,
+            preempted_for_operation=preemptor.operation_id if preemptor is not None else None,
+            preempted_for_job=preemptor.id if preemptor is not None else None,
+            starving_element=starving_element.name if starving_element is not None else None,
+            explanation=explanation,
+            usage_released=release_usage,
+        )
+        allocation.preemption = preemption
+        self.node.preempted_allocation_count += 1
+        entry = {"job_id": allocation.id, "node": allocation.node, **preemption.to_dict()}
+        op.record.preempted.append(entry)
+        op.record.preempted_allocation_count += 1
+        if preemptor is not None:
+            preemptor_record = self.ledger.record(allocation.tree, preemptor.operation_id)
+            preemptor_record.preempted_for.append(
+                {"victim_operation": allocation.operation_id, **entry}
+            )
+        if timeout <= 0:
+            self.abort(allocation, reason, explanation)
+            return
+        self.node.interrupted[allocation.id] = allocation
+        self.outbox.interrupt.append(
+            InterruptJob(
+                operation_id=allocation.operation_id,
+                job_id=allocation.id,
+                reason=reason,
+                timeout=timeout,
+                signal=op.operation.tasks[allocation.task].spec.interruption_signal,
+                preempted_for_operation=preemption.preempted_for_operation,
+                explanation=explanation,
+                preempted_for_job=preemption.preempted_for_job,
+                starving_element=preemption.starving_element,
+            )
+        )
+
+    def abort(self, allocation: Allocation, reason: InterruptionReason, explanation: str) -> None:
+        """Abort the allocation's job now; it returns to pending."""
+        abort_job(self.ledger, allocation, f"{reason.value}: {explanation}", self.now)
+        self.outbox.abort.append(
+            AbortJob(
+                operation_id=allocation.operation_id,
+                job_id=allocation.id,
+                reason=reason,
+                explanation=explanation,
+            )
+        )
+
+
+def abort_job(ledger: Ledger, allocation: Allocation, reason: str, now: float) -> None:
+    """End the allocation as aborted in the pool tree (the job waits to run again) and drop it."""
+    job = allocation.job
+    if job.state is JobState.RUNNING:
+        operation = ledger.trees.operations.get(allocation.operation_id)
+        if operation is not None and not operation.state.is_final:
+            ledger.trees.abort_job(allocation.operation_id, allocation.id, now=now, reason=reason)
+    ledger.remove(allocation)

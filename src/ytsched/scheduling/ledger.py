@@ -1,0 +1,156 @@
+"""Bookkeeping of allocations: starting, releasing usage on preemption, removing.
+
+Every change of an allocation goes through here so that the four views of usage stay equal:
+the node's usage, the operation's preemptible list, the live usage of the operation and its
+ancestors in the tree state (which drives satisfaction and the selector), and the pool tree's
+jobs (which the next fair-share update reads).  This is the scheduler's part of what YTsaurus
+splits between the heartbeat context, ``TOperationSharedState`` (``OnAllocationStarted``,
+``ProcessAllocationUpdate``, ``OnAllocationFinished`` in
+``yt/yt/server/scheduler/strategy/policy/operation_shared_state.cpp``) and the resource tree.
+"""
+
+from __future__ import annotations
+
+from ytsched.pooltree.operations import Job, Task
+from ytsched.pooltree.trees import PoolTrees
+from ytsched.resources import ZERO, Vector, vadd
+from ytsched.scheduling.nodes import Allocation, NodeState
+from ytsched.scheduling.starvation import StarvationState
+from ytsched.scheduling.state import OperationRecord, ScheduledOperation, TreeState
+
+
+def _negated(vector: Vector) -> Vector:
+    return (-vector[0], -vector[1], -vector[2], -vector[3], -vector[4])
+
+
+class Ledger:
+    """All nodes, allocations and per-tree scheduling state of one scheduler."""
+
+    def __init__(self, trees: PoolTrees) -> None:
+        self.trees = trees
+        self.nodes: dict[str, NodeState] = {}
+        self.tree_states: dict[str, TreeState] = {}
+        self.records: dict[str, dict[str, OperationRecord]] = {}
+        """Tree -> operation -> record (allocations and diagnostics that outlive updates)."""
+        self.starvation: dict[str, dict[str, StarvationState]] = {}
+        """Tree -> element -> starvation state (kept across updates)."""
+        self._sequence = 0
+
+    def record(self, tree: str, operation_id: str) -> OperationRecord:
+        records = self.records.setdefault(tree, {})
+        record = records.get(operation_id)
+        if record is None:
+            record = OperationRecord()
+            records[operation_id] = record
+        return record
+
+    def _operation(self, allocation: Allocation) -> tuple[TreeState, ScheduledOperation] | None:
+        state = self.tree_states.get(allocation.tree)
+        if state is None:
+            return None
+        op = state.operations.get(allocation.operation_id)
+        return None if op is None else (state, op)
+
+    # --- changes ----------------------------------------------------------------------------
+
+    def start(
+        self, state: TreeState, op: ScheduledOperation, node: NodeState, task: Task, now: float
+    ) -> Allocation:
+        """Start the next waiting job of ``task`` on ``node``."""
+        job = op.operation.start_job(task.name, now, node=node.address, tree=state.name)
+        resources = job.resources
+        self._sequence += 1
+        allocation = Allocation(
+            id=job.id,
+            operation_id=op.operation.id,
+            tree=state.name,
+            node=node.address,
+            task=task.name,
+            resources=resources,
+            usage=resources,
+            start_time=now,
+            sequence=self._sequence,
+            job=job,
+            preemptible_progress_start_time=now,
+        )
+        node.allocations[job.id] = allocation
+        node.usage = vadd(node.usage, resources)
+        node.started_allocation_count += 1
+        op.record.allocations.append(allocation)
+        op.record.started_allocation_count += 1
+        state.apply_usage_delta(op, resources)
+        if not task.waiting:
+            state.refresh_eligibility(op)
+        return allocation
+
+    def adopt(self, operation_id: str, job: Job, resource_limits: Vector) -> Allocation | None:
+        """Account a job that already runs in the pool trees (a revived scheduler).
+
+        Jobs must be adopted in start order (the operation's preemptible list is start order);
+        the next update rebuilds the tree states from them.
+        """
+        if job.node is None or job.tree is None:
+            return None
+        node = self.nodes.get(job.node)
+        if node is None:
+            node = NodeState(address=job.node, resource_limits=resource_limits, tags=frozenset())
+            self.nodes[job.node] = node
+        if job.id in node.allocations:
+            return None
+        self._sequence += 1
+        allocation = Allocation(
+            id=job.id,
+            operation_id=operation_id,
+            tree=job.tree,
+            node=job.node,
+            task=job.task,
+            resources=job.resources,
+            usage=ZERO if job.usage_released else job.resources,
+            start_time=job.start_time,
+            sequence=self._sequence,
+            job=job,
+            preemptible_progress_start_time=job.start_time,
+        )
+        node.allocations[job.id] = allocation
+        node.usage = vadd(node.usage, allocation.usage)
+        self.record(job.tree, operation_id).allocations.append(allocation)
+        return allocation
+
+    def release_usage(self, allocation: Allocation) -> None:
+        """Stop counting the allocation's usage (it was preempted and is finishing)."""
+        usage = allocation.usage
+        allocation.job.usage_released = True
+        if usage == ZERO:
+            return
+        delta = _negated(usage)
+        allocation.usage = ZERO
+        node = self.nodes.get(allocation.node)
+        if node is not None:
+            node.usage = vadd(node.usage, delta)
+        record = self.records.get(allocation.tree, {}).get(allocation.operation_id)
+        if record is not None:
+            record.allocations.usage_decreased(allocation, delta)
+        found = self._operation(allocation)
+        if found is not None:
+            found[0].apply_usage_delta(found[1], delta)
+
+    def remove(self, allocation: Allocation) -> None:
+        """The allocation ended (its job already ended in the pool tree)."""
+        node = self.nodes.get(allocation.node)
+        if node is not None:
+            node.allocations.pop(allocation.id, None)
+            node.interrupted.pop(allocation.id, None)
+        usage = allocation.usage
+        record = self.records.get(allocation.tree, {}).get(allocation.operation_id)
+        if record is not None:
+            record.allocations.remove(allocation)
+        allocation.usage = ZERO
+        found = self._operation(allocation)
+        if usage != ZERO:
+            delta = _negated(usage)
+            if node is not None:
+                node.usage = vadd(node.usage, delta)
+            if found is not None:
+                found[0].apply_usage_delta(found[1], delta)
+        if found is not None and not found[1].eligible:
+            found[0].refresh_eligibility(found[1])

@@ -1,0 +1,220 @@
+"""Placing allocations: one attempt for an operation, the scheduling loop, the regular stage.
+
+Follows ``TScheduleAllocationsContext::ScheduleAllocation`` and ``TryStartScheduleAllocation``
+and ``TSchedulingPolicy::RunRegularSchedulingStage`` in
+``yt/yt/server/scheduler/strategy/policy/scheduling_policy_detail.cpp``.  An attempt for the
+operation the descent picked checks, in YTsaurus's order:
+
+1. some waiting job fits the node's free resources (with the discount) — else
+   ``min_needed_resources_unsatisfied``;
+2. the smallest waiting job fits what the operation and every ancestor with specified
+   ``resource_limits`` still have (limits minus live usage) — else ``resource_limits_exceeded``;
+3. it fits the operation's demand at the last update minus its live usage — else
+   ``no_available_demand``;
+4. the "controller" (here: the operation's tasks in spec order) starts the first waiting job
+   that fits both — else ``schedule_allocation_failed``.
+
+A failed attempt deactivates the operation for the rest of the stage; the loop goes on while
+the node keeps ``min_spare_allocation_resources_on_node`` free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import Enum
+
+from ytsched.resources import INFINITE_RESOURCES, Vector
+from ytsched.scheduling.context import HeartbeatContext
+from ytsched.scheduling.nodes import Allocation
+from ytsched.scheduling.satisfaction import RESOURCE_EPSILON, fits
+from ytsched.scheduling.selector import Selector, SelectorNode
+from ytsched.scheduling.state import ScheduledOperation
+
+
+class DeactivationReason(str, Enum):
+    """``EDeactivationReason`` values this scheduler produces (orchid ``deactivation_reasons``)."""
+
+    MIN_NEEDED_RESOURCES_UNSATISFIED = "min_needed_resources_unsatisfied"
+    RESOURCE_LIMITS_EXCEEDED = "resource_limits_exceeded"
+    NO_AVAILABLE_DEMAND = "no_available_demand"
+    SCHEDULE_ALLOCATION_FAILED = "schedule_allocation_failed"
+    UNMATCHED_SCHEDULING_TAG = "unmatched_scheduling_tag"
+    NOT_ELIGIBLE_FOR_PREEMPTIVE_SCHEDULING = "is_not_eligible_for_preemptive_scheduling"
+    NOT_ELIGIBLE_FOR_AGGRESSIVELY_PREEMPTIVE_SCHEDULING = (
+        "is_not_eligible_for_aggressively_preemptive_scheduling"
+    )
+
+
+def hierarchical_available(op: ScheduledOperation) -> Vector:
+    """``GetHierarchicalAvailableResources``: the least room left under any specified limit."""
+    available = INFINITE_RESOURCES
+    for element in op.limited:
+        limits = element.specified_limits
+        assert limits is not None
+        usage = element.usage
+        available = (
+            min(available[0], limits[0] - usage[0]),
+            min(available[1], limits[1] - usage[1]),
+            min(available[2], limits[2] - usage[2]),
+            min(available[3], limits[3] - usage[3]),
+            min(available[4], limits[4] - usage[4]),
+        )
+    return available
+
+
+def attempt(
+    ctx: HeartbeatContext, op: ScheduledOperation, free: Vector
+) -> Allocation | DeactivationReason:
+    """Try to start one allocation of ``op`` on the context's node (``free``: the node's free
+    resources with the discount)."""
+    if len(op.tasks) == 1:
+        return _attempt_single(ctx, op, free)
+    eps = RESOURCE_EPSILON
+    f0, f1, f2, f3, f4 = free
+    waiting = [task for task in op.tasks if task.waiting]
+    smallest: Vector | None = None
+    fitting_node = False
+    for task in waiting:
+        r = task.resources
+        if (
+            r[0] <= f0 + eps
+            and r[1] <= f1 + eps
+            and r[2] <= f2 + eps
+            and r[3] <= f3 + eps
+            and r[4] <= f4 + eps
+        ):
+            fitting_node = True
+        smallest = (
+            r
+            if smallest is None
+            else (
+                min(smallest[0], r[0]),
+                min(smallest[1], r[1]),
+                min(smallest[2], r[2]),
+                min(smallest[3], r[3]),
+                min(smallest[4], r[4]),
+            )
+        )
+    if not fitting_node or smallest is None:
+        return DeactivationReason.MIN_NEEDED_RESOURCES_UNSATISFIED
+    available = INFINITE_RESOURCES
+    if op.limited:
+        available = hierarchical_available(op)
+        if not fits(smallest, available):
+            return DeactivationReason.RESOURCE_LIMITS_EXCEEDED
+    demand = op.demand
+    usage = op.element.usage
+    if not (
+        smallest[0] <= demand[0] - usage[0] + eps
+        and smallest[1] <= demand[1] - usage[1] + eps
+        and smallest[2] <= demand[2] - usage[2] + eps
+        and smallest[3] <= demand[3] - usage[3] + eps
+        and smallest[4] <= demand[4] - usage[4] + eps
+    ):
+        return DeactivationReason.NO_AVAILABLE_DEMAND
+    for task in waiting:
+        if fits(task.resources, free) and (not op.limited or fits(task.resources, available)):
+            return ctx.start(op, task)
+    return DeactivationReason.SCHEDULE_ALLOCATION_FAILED
+
+
+def _attempt_single(
+    ctx: HeartbeatContext, op: ScheduledOperation, free: Vector
+) -> Allocation | DeactivationReason:
+    """:func:`attempt` for the common one-task operation, with the same checks in order."""
+    task = op.tasks[0]
+    if not task.waiting:
+        return DeactivationReason.SCHEDULE_ALLOCATION_FAILED
+    need = task.resources
+    eps = RESOURCE_EPSILON
+    if not (
+        need[0] <= free[0] + eps
+        and need[1] <= free[1] + eps
+        and need[2] <= free[2] + eps
+        and need[3] <= free[3] + eps
+        and need[4] <= free[4] + eps
+    ):
+        return DeactivationReason.MIN_NEEDED_RESOURCES_UNSATISFIED
+    if op.limited and not fits(need, hierarchical_available(op)):
+        return DeactivationReason.RESOURCE_LIMITS_EXCEEDED
+    demand = op.demand
+    usage = op.element.usage
+    if not (
+        need[0] <= demand[0] - usage[0] + eps
+        and need[1] <= demand[1] - usage[1] + eps
+        and need[2] <= demand[2] - usage[2] + eps
+        and need[3] <= demand[3] - usage[3] + eps
+        and need[4] <= demand[4] - usage[4] + eps
+    ):
+        return DeactivationReason.NO_AVAILABLE_DEMAND
+    return ctx.start(op, task)
+
+
+def schedule(
+    ctx: HeartbeatContext,
+    selector: Selector,
+    deactivated: list[SelectorNode],
+    *,
+    one_allocation: bool,
+    check: Callable[[ScheduledOperation], DeactivationReason | None] | None = None,
+) -> Allocation | None:
+    """The scheduling loop of a stage; returns the last allocation started.
+
+    Operations that fail (or that ``check`` refuses) are deactivated in ``selector`` and
+    listed in ``deactivated`` so the caller can undo that after the stage.
+    """
+    started: Allocation | None = None
+    while True:
+        free = ctx.free_resources()
+        if not ctx.has_spare(free):
+            break
+        element = selector.best_leaf()
+        if element is None:
+            break
+        op = element.operation
+        assert op is not None
+        refusal = check(op) if check is not None else None
+        result = attempt(ctx, op, free) if refusal is None else refusal
+        if isinstance(result, Allocation):
+            started = result
+            if one_allocation:
+                break
+            continue
+        if refusal is None:
+            reasons = op.record.deactivation_reasons
+            reasons[result.value] = reasons.get(result.value, 0) + 1
+        node = selector.node_for(element)
+        assert node is not None
+        selector.deactivate(node)
+        deactivated.append(node)
+    return started
+
+
+def restore(selector: Selector, deactivated: list[SelectorNode]) -> None:
+    """Undo stage-local deactivations (operations only if still eligible)."""
+    for node in reversed(deactivated):
+        op = node.element.operation
+        if op is None or op.eligible:
+            selector.activate(node)
+    deactivated.clear()
+
+
+def run_regular_stage(ctx: HeartbeatContext) -> None:
+    """``RegularMediumPriority``: fill the node with the persistent selector.
+
+    Pools and operations whose scheduling tag filter does not match the node are deactivated
+    for the stage first, as the preschedule does.
+    """
+    selector = ctx.tree.selector
+    deactivated: list[SelectorNode] = []
+    try:
+        for element in ctx.tree.tag_filtered:
+            if ctx.matches(element):
+                continue
+            node = element.node
+            if node is not None and node.self_active:
+                selector.deactivate(node)
+                deactivated.append(node)
+        schedule(ctx, selector, deactivated, one_allocation=False)
+    finally:
+        restore(selector, deactivated)

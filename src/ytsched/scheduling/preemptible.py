@@ -1,0 +1,360 @@
+"""Which allocations of an operation may be preempted: the prefix rule.
+
+Follows ``TOperationSharedState::DoUpdatePreemptibleAllocationsList`` in
+``yt/yt/server/scheduler/strategy/policy/operation_shared_state.cpp`` and
+``PublishFairShareAtOperation`` / ``SortAllocationsWithPreemptionInfo`` in
+``strategy/policy/scheduling_policy_detail.cpp``.
+
+An operation's allocations form one sequence in start order, cut into three consecutive classes:
+``[non_preemptible | aggressively_preemptible | preemptible]``.  With ``cum(a)`` the usage of
+all allocations *before* ``a``:
+
+* ``a`` is non-preemptible iff ``cum(a)`` is *below* ``fair_share x
+  aggressive_preemption_satisfaction_threshold``;
+* otherwise aggressively preemptible iff ``cum(a)`` is below ``fair_share x
+  preemption_satisfaction_threshold``;
+* otherwise preemptible.
+
+"Below a bound" means the bound strictly dominates the usage share on non-blocked resources,
+*or* the usage is strictly below ``non_preemptible_resource_usage_threshold`` in every resource
+(unnamed resources unlimited; an empty threshold never protects anything).  Because only the
+usage *before* an allocation counts, the allocation that crosses a boundary stays in the lower
+class, and an operation at or below its fair share has no preemptible allocation at all.  An
+operation whose fair share equals its (non-zero) demand within 1e-9 is fully satisfied: its
+second bound is infinite, so none of its allocations is preemptible.
+
+YTsaurus keeps three linked lists and moves allocations across the boundaries after every
+change; since "below" is monotone in the usage, that is the same as the prefix rule above.  We
+keep one list with two boundary indices and the usage before each boundary: appending and
+releasing usage move the boundaries in amortised constant time, a fair-share publication
+recomputes the list once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import TYPE_CHECKING
+
+from ytsched.resources import CPU_INDEX, EPSILON, ZERO, Vector, vadd
+from ytsched.scheduling.satisfaction import ShareView, strictly_below
+
+if TYPE_CHECKING:
+    from ytsched.scheduling.nodes import Allocation
+
+
+class PreemptionStatus(IntEnum):
+    """``EAllocationPreemptionStatus``, ordered from least to most preemptible."""
+
+    NON_PREEMPTIBLE = 0
+    AGGRESSIVELY_PREEMPTIBLE = 1
+    PREEMPTIBLE = 2
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+class PreemptionLevel(IntEnum):
+    """``EAllocationPreemptionLevel`` (without the SSD levels): the status, except that an
+    aggressively preemptible allocation of an operation that does not allow aggressive
+    preemption is not preemptible at all."""
+
+    NON_PREEMPTIBLE = 0
+    AGGRESSIVELY_PREEMPTIBLE = 1
+    PREEMPTIBLE = 2
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+def preemption_level(status: PreemptionStatus, aggressive_allowed: bool) -> PreemptionLevel:
+    """``GetAllocationPreemptionLevel``."""
+    if status is PreemptionStatus.PREEMPTIBLE:
+        return PreemptionLevel.PREEMPTIBLE
+    if status is PreemptionStatus.AGGRESSIVELY_PREEMPTIBLE and aggressive_allowed:
+        return PreemptionLevel.AGGRESSIVELY_PREEMPTIBLE
+    return PreemptionLevel.NON_PREEMPTIBLE
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledBound:
+    """``bound > usage / total + 1e-9`` on the relevant resources, on absolute usage.
+
+    ``checks`` are ``(resource, limit)`` pairs meaning ``usage[resource] < limit``; resources
+    with a zero total have share 0 and give the constant ``constant``.  With every resource
+    blocked one passing check suffices, otherwise all must pass
+    (:meth:`~ytsched.scheduling.satisfaction.ShareView.strictly_dominates_non_blocked`).
+    """
+
+    checks: tuple[tuple[int, float], ...]
+    any_of: bool
+    constant: bool
+
+    @staticmethod
+    def create(view: ShareView, bound: Vector) -> CompiledBound:
+        relevant = range(5) if view.all_blocked else [i for i in range(5) if not view.blocked[i]]
+        checks: list[tuple[int, float]] = []
+        constant = not view.all_blocked
+        for index in relevant:
+            total = view.total[index]
+            if total:
+                checks.append((index, (bound[index] - EPSILON) * total))
+                continue
+            holds = bound[index] > EPSILON
+            if view.all_blocked and holds:
+                constant = True
+            if not view.all_blocked and not holds:
+                constant = False
+        return CompiledBound(tuple(checks), view.all_blocked, constant)
+
+    def holds(self, usage: Vector) -> bool:
+        # Plain loops: this runs on every start and finish, and beats any()/all() generators.
+        if self.any_of:
+            if self.constant:
+                return True
+            for index, limit in self.checks:  # noqa: SIM110
+                if usage[index] < limit:
+                    return True
+            return False
+        if not self.constant:
+            return False
+        for index, limit in self.checks:  # noqa: SIM110
+            if not usage[index] < limit:
+                return False
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class PreemptionBounds:
+    """The boundaries of one operation's classes, published at a fair-share update."""
+
+    view: ShareView
+    aggressive_bound: CompiledBound
+    """``fair_share x aggressive_preemption_satisfaction_threshold``."""
+    bound: CompiledBound | None
+    """``fair_share x preemption_satisfaction_threshold``; ``None`` is infinite (the operation
+    is fully satisfied and has no preemptible allocations)."""
+    threshold: Vector | None
+    """Absolute ``non_preemptible_resource_usage_threshold`` (unnamed resources infinite), or
+    ``None`` when the threshold is empty."""
+
+    @staticmethod
+    def create(
+        view: ShareView,
+        *,
+        preemption_satisfaction_threshold: float,
+        aggressive_preemption_satisfaction_threshold: float,
+        threshold: Vector | None,
+    ) -> PreemptionBounds:
+        fair = view.fair_share
+        demand = view.demand_share
+        fully_satisfied = all(abs(fair[i] - demand[i]) <= EPSILON for i in range(5))
+        demand_is_zero = all(d <= EPSILON for d in demand)
+        preemptible = not fully_satisfied or demand_is_zero
+        aggressive = aggressive_preemption_satisfaction_threshold
+        normal = preemption_satisfaction_threshold
+        return PreemptionBounds(
+            view=view,
+            aggressive_bound=CompiledBound.create(
+                view,
+                (
+                    fair[0] * aggressive,
+                    fair[1] * aggressive,
+                    fair[2] * aggressive,
+                    fair[3] * aggressive,
+                    fair[4] * aggressive,
+                ),
+            ),
+            bound=(
+                CompiledBound.create(
+                    view,
+                    (
+                        fair[0] * normal,
+                        fair[1] * normal,
+                        fair[2] * normal,
+                        fair[3] * normal,
+                        fair[4] * normal,
+                    ),
+                )
+                if preemptible
+                else None
+            ),
+            threshold=threshold,
+        )
+
+    def below(self, usage: Vector, bound: CompiledBound | None) -> bool:
+        """Is cumulative ``usage`` below ``bound`` (``isUsageBelowBounds``)?"""
+        threshold = self.threshold
+        if threshold is not None and strictly_below(usage, threshold):
+            return True
+        if bound is None:
+            return True
+        return bound.holds(usage)
+
+
+class PreemptibleList:
+    """One operation's allocations in start order, with the two class boundaries.
+
+    Allocations ``[0, b1)`` are non-preemptible, ``[b1, b2)`` aggressively preemptible, the
+    rest preemptible.  Removed allocations leave a ``None`` hole (usage 0) until the list is
+    compacted.  Without bounds (before the operation's first update, or when it is disabled),
+    every allocation reads as non-preemptible.
+    """
+
+    __slots__ = ("_b1", "_b2", "_cum1", "_cum2", "_dead", "_items", "bounds", "total")
+
+    def __init__(self) -> None:
+        self._items: list[Allocation | None] = []
+        self._b1 = 0
+        self._b2 = 0
+        self._cum1: Vector = ZERO
+        self._cum2: Vector = ZERO
+        self._dead = 0
+        self.total: Vector = ZERO
+        """Usage of all allocations in the list (preempted ones count 0)."""
+        self.bounds: PreemptionBounds | None = None
+
+    def __len__(self) -> int:
+        return len(self._items) - self._dead
+
+    def __iter__(self) -> Iterator[Allocation]:
+        for item in self._items:
+            if item is not None:
+                yield item
+
+    # --- classification -------------------------------------------------------------------
+
+    def publish(self, bounds: PreemptionBounds | None) -> None:
+        """New fair share (or none): reclassify everything."""
+        self.bounds = bounds
+        self._compact()
+        self._b1 = self._b2 = 0
+        self._cum1 = self._cum2 = ZERO
+        self._advance()
+
+    def _advance(self) -> None:
+        bounds = self.bounds
+        if bounds is None:
+            return
+        items = self._items
+        count = len(items)
+        b1 = self._b1
+        cum1 = self._cum1
+        aggressive_bound = bounds.aggressive_bound
+        while b1 < count and bounds.below(cum1, aggressive_bound):
+            item = items[b1]
+            if item is not None:
+                cum1 = vadd(cum1, item.usage)
+            b1 += 1
+        self._b1 = b1
+        self._cum1 = cum1
+        b2 = self._b2
+        cum2 = self._cum2
+        if b2 < b1:
+            b2 = b1
+            cum2 = cum1
+        bound = bounds.bound
+        while b2 < count and bounds.below(cum2, bound):
+            item = items[b2]
+            if item is not None:
+                cum2 = vadd(cum2, item.usage)
+            b2 += 1
+        self._b2 = b2
+        self._cum2 = cum2
+
+    def status(self, allocation: Allocation) -> PreemptionStatus:
+        if self.bounds is None:
+            return PreemptionStatus.NON_PREEMPTIBLE
+        index = allocation.list_index
+        if index < self._b1:
+            return PreemptionStatus.NON_PREEMPTIBLE
+        if index < self._b2:
+            return PreemptionStatus.AGGRESSIVELY_PREEMPTIBLE
+        return PreemptionStatus.PREEMPTIBLE
+
+    def counts(self) -> tuple[int, int, int]:
+        """(non-preemptible, aggressively preemptible, preemptible) allocation counts."""
+        result = [0, 0, 0]
+        for item in self._items:
+            if item is not None:
+                result[self.status(item)] += 1
+        return result[0], result[1], result[2]
+
+    # --- changes --------------------------------------------------------------------------
+
+    def append(self, allocation: Allocation) -> None:
+        """A new allocation goes to the end of the sequence."""
+        index = len(self._items)
+        allocation.list_index = index
+        self._items.append(allocation)
+        self.total = vadd(self.total, allocation.usage)
+        if self._b2 < index:
+            return  # preemptible allocations exist already: the new one is one of them
+        self._advance()
+
+    def usage_decreased(self, allocation: Allocation, delta: Vector) -> None:
+        """``allocation``'s usage went down by ``delta`` (a negative vector): later allocations
+        may move to a lower class."""
+        self._decreased_at(allocation.list_index, delta)
+
+    def remove(self, allocation: Allocation) -> None:
+        index = allocation.list_index
+        if index < 0 or index >= len(self._items) or self._items[index] is not allocation:
+            return
+        usage = allocation.usage
+        self._items[index] = None
+        self._dead += 1
+        allocation.list_index = -1
+        if usage != ZERO:
+            self._decreased_at(index, (-usage[0], -usage[1], -usage[2], -usage[3], -usage[4]))
+        if self._dead > 32 and self._dead * 2 > len(self._items):
+            self._compact()
+
+    def _decreased_at(self, index: int, delta: Vector) -> None:
+        self.total = vadd(self.total, delta)
+        if index < self._b1:
+            self._cum1 = vadd(self._cum1, delta)
+            self._cum2 = vadd(self._cum2, delta)
+        elif index < self._b2:
+            self._cum2 = vadd(self._cum2, delta)
+        else:
+            return
+        self._advance()
+
+    def _compact(self) -> None:
+        if not self._dead:
+            return
+        alive: list[Allocation | None] = []
+        b1 = b2 = 0
+        for index, item in enumerate(self._items):
+            if item is None:
+                continue
+            if index < self._b1:
+                b1 += 1
+            if index < self._b2:
+                b2 += 1
+            item.list_index = len(alive)
+            alive.append(item)
+        self._items = alive
+        self._b1 = b1
+        self._b2 = b2
+        self._dead = 0
+
+
+def preemption_sort_key(
+    allocation: Allocation, status: PreemptionStatus
+) -> tuple[int, int, int, float, int]:
+    """``SortAllocationsWithPreemptionInfo``, ascending (preemption walks it reversed).
+
+    By status; for statuses below preemptible, allocations using all of their cpu first
+    (preempted allocations have a cpu gap); then by the start of preemptible progress, oldest
+    first, unknown last.  Ties (unspecified in YTsaurus) go by start order.
+    """
+    gap = 0
+    if status is not PreemptionStatus.PREEMPTIBLE:
+        gap = 1 if allocation.usage[CPU_INDEX] < allocation.resources[CPU_INDEX] else 0
+    start = allocation.preemptible_progress_start_time
+    return (int(status), gap, 0 if start is not None else 1, start or 0.0, allocation.sequence)

@@ -1,0 +1,202 @@
+"""Satisfaction ratios and the "strictly dominates on non-blocked resources" relation.
+
+Both follow ``TPoolTreeElement`` in ``yt/yt/server/scheduler/strategy/pool_tree_element.cpp``
+(``ComputeLocalSatisfactionRatio``, ``IsResourceBlocked``, ``AreAllResourcesBlocked``,
+``IsStrictlyDominatesNonBlocked``).  Everything here is evaluated against one element's
+attributes from the last fair-share update (fair share, demand share, tree totals) and a *live*
+absolute usage, because YTsaurus compares live usage (with precommit) against the fair share it
+published at the last update.
+
+A resource is *blocked* for an element when its fair share already covers its demand
+(``fair_share_r >= demand_share_r``): the element cannot want more of it, so it must not count
+when deciding whether the element is below its fair share.  That is why "below fair share" is
+"strictly below on every non-blocked resource" (or, when every resource is blocked, strictly
+below on some resource).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ytsched.resources import EPSILON, Vector
+
+INFINITE_SATISFACTION_RATIO = 1e9
+"""``InfiniteSatisfactionRatio``: the ratio of an element with (near) zero fair share."""
+
+LARGE_EPSILON = 1e-4
+"""``NVectorHdrf::LargeEpsilon``: slack of "fair share covers demand" for the tolerance rule."""
+
+RESOURCE_EPSILON = 1e-6
+"""Slack of absolute resource comparisons (cpu sums are floats here, fixed point in YTsaurus)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ShareView:
+    """What satisfaction and status computations need from one element's last update."""
+
+    fair_share: Vector
+    demand_share: Vector
+    usage_share: Vector
+    """Usage share at the update (without preempted allocations)."""
+    total: Vector
+    """The tree's total resources at the update (a resource with total 0 has share 0)."""
+    blocked: tuple[bool, bool, bool, bool, bool]
+    all_blocked: bool
+    fair_share_is_zero: bool
+    """Every component of the fair share is at most epsilon (satisfaction is infinite)."""
+    fair_amounts: Vector
+    """``fair_share x total``: the fair share in absolute amounts (ratios without division)."""
+    measured: tuple[int, ...]
+    """Resources with a non-zero total (the others always have share 0)."""
+
+    @staticmethod
+    def create(
+        fair_share: Vector, demand_share: Vector, usage_share: Vector, total: Vector
+    ) -> ShareView:
+        blocked = (
+            fair_share[0] >= demand_share[0],
+            fair_share[1] >= demand_share[1],
+            fair_share[2] >= demand_share[2],
+            fair_share[3] >= demand_share[3],
+            fair_share[4] >= demand_share[4],
+        )
+        return ShareView(
+            fair_share=fair_share,
+            demand_share=demand_share,
+            usage_share=usage_share,
+            total=total,
+            blocked=blocked,
+            all_blocked=all(blocked),
+            fair_share_is_zero=all(x <= EPSILON for x in fair_share),
+            fair_amounts=(
+                fair_share[0] * total[0],
+                fair_share[1] * total[1],
+                fair_share[2] * total[2],
+                fair_share[3] * total[3],
+                fair_share[4] * total[4],
+            ),
+            measured=tuple(i for i in range(5) if total[i]),
+        )
+
+    def share(self, amounts: Vector) -> Vector:
+        """Absolute amounts as a share of the tree (``TResourceVector::FromJobResources``).
+
+        Divides like the fair-share update does, so a usage equal to the demand gives exactly
+        the demand share.
+        """
+        total = self.total
+        return (
+            amounts[0] / total[0] if total[0] else 0.0,
+            amounts[1] / total[1] if total[1] else 0.0,
+            amounts[2] / total[2] if total[2] else 0.0,
+            amounts[3] / total[3] if total[3] else 0.0,
+            amounts[4] / total[4] if total[4] else 0.0,
+        )
+
+    def strictly_dominates_non_blocked(self, lhs: Vector, rhs: Vector) -> bool:
+        """``lhs > rhs`` on every non-blocked resource; if all are blocked, on some resource.
+
+        Monotone in both arguments, which is what makes the prefix rule of the preemptible
+        lists and the status checks well defined (see the YTsaurus comment on
+        ``IsStrictlyDominatesNonBlocked``).  A difference of at most 1e-9 counts as equality:
+        the fair-share engine's results can land a rounding error above an exact bound (a
+        fair share of ``0.6000000000000001`` under a limit of 6 of 10 cpu), and the usage of
+        whole allocations must then still count as reaching it.
+        """
+        eps = EPSILON
+        if self.all_blocked:
+            return (
+                lhs[0] > rhs[0] + eps
+                or lhs[1] > rhs[1] + eps
+                or lhs[2] > rhs[2] + eps
+                or lhs[3] > rhs[3] + eps
+                or lhs[4] > rhs[4] + eps
+            )
+        b = self.blocked
+        return (
+            (b[0] or lhs[0] > rhs[0] + eps)
+            and (b[1] or lhs[1] > rhs[1] + eps)
+            and (b[2] or lhs[2] > rhs[2] + eps)
+            and (b[3] or lhs[3] > rhs[3] + eps)
+            and (b[4] or lhs[4] > rhs[4] + eps)
+        )
+
+    def local_satisfaction(self, usage: Vector) -> float:
+        """``ComputeLocalSatisfactionRatio`` for a live absolute usage.
+
+        * fair share ~ 0: infinite (1e9);
+        * usage above fair share in some resource: the largest usage/fair ratio (x/0 is
+          infinite, 0/0 is 0), capped at 1e9; the result is at least 1;
+        * every resource blocked: the smallest usage/fair ratio (x/0 and 0/0 count as 1);
+        * otherwise: the largest usage/fair ratio over non-blocked resources with non-zero
+          fair share (0 if there is none); the result is at most 1.
+        """
+        if self.fair_share_is_zero:
+            return INFINITE_SATISFACTION_RATIO
+        # Shares are usage / total; usage / (fair x total) is the usage-to-fair ratio.
+        fair = self.fair_share
+        amounts = self.fair_amounts
+        measured = self.measured
+        over = False
+        for index in measured:
+            if usage[index] > amounts[index]:
+                over = True
+                break
+        if over:
+            ratio = 0.0
+            for index in measured:
+                f = amounts[index]
+                u = usage[index]
+                if f != 0.0:
+                    r = u / f
+                elif u != 0.0:
+                    r = INFINITE_SATISFACTION_RATIO
+                else:
+                    r = 0.0
+                if r > ratio:
+                    ratio = r
+            return min(ratio, INFINITE_SATISFACTION_RATIO)
+        if self.all_blocked:
+            ratio = INFINITE_SATISFACTION_RATIO
+            for index in range(5):
+                if fair[index] == 0.0:
+                    r = 1.0
+                elif amounts[index] == 0.0:
+                    r = 0.0
+                else:
+                    r = usage[index] / amounts[index]
+                if r < ratio:
+                    ratio = r
+            return ratio
+        ratio = 0.0
+        blocked = self.blocked
+        for index in measured:
+            f = amounts[index]
+            if not blocked[index] and f != 0.0:
+                r = usage[index] / f
+                if r > ratio:
+                    ratio = r
+        return ratio
+
+
+def fits(need: Vector, available: Vector) -> bool:
+    """``available >= need`` in every resource, with float slack."""
+    eps = RESOURCE_EPSILON
+    return (
+        need[0] <= available[0] + eps
+        and need[1] <= available[1] + eps
+        and need[2] <= available[2] + eps
+        and need[3] <= available[3] + eps
+        and need[4] <= available[4] + eps
+    )
+
+
+def strictly_below(amounts: Vector, bound: Vector) -> bool:
+    """``bound > amounts`` in every resource (``StrictlyDominates(bound, amounts)``)."""
+    return (
+        amounts[0] < bound[0]
+        and amounts[1] < bound[1]
+        and amounts[2] < bound[2]
+        and amounts[3] < bound[3]
+        and amounts[4] < bound[4]
+    )

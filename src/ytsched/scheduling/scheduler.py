@@ -1,0 +1,370 @@
+"""The scheduler: node heartbeats in, decisions out, over a set of pool trees.
+
+:class:`Scheduler` wraps :class:`~ytsched.pooltree.trees.PoolTrees` and keeps the scheduling
+state YTsaurus keeps in its strategy and node shards: allocations per node, starvation
+timestamps per element, the last preemptive scheduling time per node and the interruptions in
+flight with their deadlines.  It is pure and deterministic: time is the ``now`` of each call.
+
+* :meth:`Scheduler.update` runs the fair-share update of every tree (``PoolTrees.update``),
+  then the scheduling post-update: starvation statuses, preemptible lists, selectors.  Call it
+  every ``fair_share_update_period``; operations started since the last update are not
+  scheduled until the next one (they are not in the tree snapshot yet, as in YTsaurus).
+* :meth:`Scheduler.process_heartbeat` handles one node heartbeat in the order of
+  ``TSchedulingPolicy::DoProcessSchedulingHeartbeat`` (``yt/yt/server/scheduler/strategy/
+  policy/scheduling_policy_detail.cpp``) and of the node shard around it: register an unknown
+  node; apply the jobs it reports finished; drop jobs it no longer runs; abort interrupted jobs
+  past their deadline; the graceful pass; the regular stage; the preemptive stages (per-node
+  backoff); aborts of a node that stays over its limits.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+from typing import Any
+
+from ytsched.errors import YtschedError
+from ytsched.fairshare.update import UpdateResult
+from ytsched.pooltree.operations import JobState
+from ytsched.pooltree.trees import PoolTrees
+from ytsched.resources import RESOURCE_NAMES, Vector
+from ytsched.scheduling import orchid
+from ytsched.scheduling.api import (
+    AbortJob,
+    FinishedJob,
+    HeartbeatResponse,
+    InterruptionReason,
+    JobOutcome,
+    NodeHeartbeat,
+)
+from ytsched.scheduling.context import HeartbeatContext, Outbox, abort_job
+from ytsched.scheduling.graceful import preempt_gracefully
+from ytsched.scheduling.ledger import Ledger
+from ytsched.scheduling.nodes import Allocation, NodeState
+from ytsched.scheduling.placement import run_regular_stage
+from ytsched.scheduling.post_update import build_tree_state
+from ytsched.scheduling.preemptible import PreemptionStatus, preemption_sort_key
+from ytsched.scheduling.preemption import preemptive_scheduling_due, run_preemptive_stages
+from ytsched.scheduling.satisfaction import RESOURCE_EPSILON
+
+MS = 1000.0
+
+
+class Scheduler:
+    """Heartbeat scheduling over :class:`PoolTrees` (see the module docstring)."""
+
+    def __init__(self, trees: PoolTrees) -> None:
+        self.trees = trees
+        self.ledger = Ledger(trees)
+        self.last_update_time: float | None = None
+
+    # --- fair-share update -----------------------------------------------------------------
+
+    def update(self, now: float) -> dict[str, UpdateResult]:
+        """Fair-share update of every tree at ``now``, then starvation and preemptible lists.
+
+        Python's cyclic garbage collector is paused meanwhile: the update builds tens of
+        thousands of objects, and collections triggered on the way would walk them many times
+        over.  The young generations are collected once at the end, here rather than in the
+        next heartbeat.
+        """
+        if not gc.isenabled():
+            return self._update(now)
+        gc.disable()
+        try:
+            return self._update(now)
+        finally:
+            gc.enable()
+            gc.collect(1)
+
+    def _update(self, now: float) -> dict[str, UpdateResult]:
+        self._reconcile_all()
+        replaced = [tree.last_result for tree in self.trees.trees.values()]
+        results = self.trees.update(now)
+        for result in replaced:
+            if result is not None:
+                _unlink(result)
+        ledger = self.ledger
+        for name, result in results.items():
+            previous = ledger.tree_states.get(name)
+            if previous is not None:
+                previous.dispose()
+            ledger.tree_states[name] = build_tree_state(
+                self.trees.trees[name],
+                result,
+                now,
+                ledger.records.setdefault(name, {}),
+                ledger.starvation.setdefault(name, {}),
+            )
+        for name in [n for n in ledger.tree_states if n not in results]:
+            ledger.tree_states.pop(name).dispose()
+        self.last_update_time = now
+        return results
+
+    def _reconcile_all(self) -> None:
+        """Drop allocations whose jobs the pool trees ended (operation finished or aborted,
+        node moved or removed); their nodes are told to abort them at the next heartbeat."""
+        for node in self.ledger.nodes.values():
+            for allocation in list(node.allocations.values()):
+                if allocation.job.state is not JobState.RUNNING:
+                    reason, explanation = self._ended_elsewhere(allocation)
+                    node.pending_aborts.append(
+                        (allocation.operation_id, allocation.id, reason, explanation)
+                    )
+                    self.ledger.remove(allocation)
+
+    def _ended_elsewhere(self, allocation: Allocation) -> tuple[InterruptionReason, str]:
+        operation = self.trees.operations.get(allocation.operation_id)
+        explanation = allocation.job.reason or "job ended"
+        if operation is None or operation.state.is_final:
+            return InterruptionReason.OPERATION_FINISHED, explanation
+        pool_node = self.trees.nodes.get(allocation.node)
+        if pool_node is None or pool_node.tree != allocation.tree:
+            return InterruptionReason.NODE_CHANGED_TREE, explanation
+        return InterruptionReason.OPERATION_FINISHED, explanation
+
+    # --- heartbeats ----------------------------------------------------------------------
+
+    def process_heartbeat(self, heartbeat: NodeHeartbeat) -> HeartbeatResponse:
+        """Decide what starts, what is interrupted and what is aborted on this node now."""
+        _validate(heartbeat)
+        now = heartbeat.now
+        node = self._register(heartbeat)
+        node.last_heartbeat_time = now
+        outbox = Outbox()
+        for operation_id, job_id, reason, explanation in node.pending_aborts:
+            outbox.abort.append(AbortJob(operation_id, job_id, reason, explanation))
+        node.pending_aborts.clear()
+        self._apply_finished(node, heartbeat.finished_jobs, now)
+        self._reconcile_node(node, heartbeat.running_job_ids, now, outbox)
+        self._abort_expired(node, now, outbox)
+
+        pool_node = self.trees.nodes[node.address]
+        state = (
+            self.ledger.tree_states.get(pool_node.tree)
+            if pool_node.tree is not None and pool_node.state == "online"
+            else None
+        )
+        if state is not None:
+            strategy = self.trees.strategy
+            ctx = HeartbeatContext(
+                ledger=self.ledger,
+                tree=state,
+                node=node,
+                now=now,
+                outbox=outbox,
+                min_spare=strategy.min_spare_allocation_resources_on_node.to_vector(0.0),
+                max_started=strategy.max_started_allocations_per_heartbeat,
+                node_tags=pool_node.all_tags,
+            )
+            preempt_gracefully(ctx)
+            run_regular_stage(ctx)
+            if preemptive_scheduling_due(ctx, state.config.preemptive_scheduling_backoff / MS):
+                run_preemptive_stages(ctx)
+            self._check_overcommit(ctx, strategy.allowed_node_resources_overcommit_duration / MS)
+        return HeartbeatResponse(
+            start=tuple(outbox.start),
+            interrupt=tuple(outbox.interrupt),
+            abort=tuple(outbox.abort),
+        )
+
+    def _register(self, heartbeat: NodeHeartbeat) -> NodeState:
+        address = heartbeat.address
+        limits = heartbeat.resource_limits
+        amounts = dict(zip(RESOURCE_NAMES, limits, strict=True))
+        pool_node = self.trees.nodes.get(address)
+        if pool_node is None:
+            self.trees.register_node(address, tags=heartbeat.tags, resource_limits=amounts)
+        else:
+            if pool_node.tags != heartbeat.tags:
+                self.trees.set_node_tags(address, heartbeat.tags)
+            if pool_node.resource_limits != limits:
+                self.trees.set_node_resource_limits(address, amounts)
+        node = self.ledger.nodes.get(address)
+        if node is None:
+            node = NodeState(address=address, resource_limits=limits, tags=heartbeat.tags)
+            self.ledger.nodes[address] = node
+        else:
+            node.resource_limits = limits
+            node.tags = heartbeat.tags
+        return node
+
+    def _apply_finished(
+        self, node: NodeState, finished: tuple[FinishedJob, ...], now: float
+    ) -> None:
+        """Jobs the node reports ended.  A job that ended because it was interrupted returns
+        its work to pending (the task waits to run it again)."""
+        for report in finished:
+            allocation = node.allocations.get(report.job_id)
+            if allocation is None or allocation.operation_id != report.operation_id:
+                continue
+            job = allocation.job
+            operation = self.trees.operations.get(allocation.operation_id)
+            if (
+                job.state is JobState.RUNNING
+                and operation is not None
+                and not operation.state.is_final
+            ):
+                op_id, job_id = allocation.operation_id, allocation.id
+                if report.outcome is JobOutcome.COMPLETED and not report.interrupted:
+                    self.trees.complete_job(op_id, job_id, now=now)
+                elif report.outcome is JobOutcome.FAILED:
+                    self.trees.fail_job(op_id, job_id, now=now, reason=report.error or "job failed")
+                else:
+                    reason = report.error or (
+                        "interrupted" if report.interrupted else "aborted on the node"
+                    )
+                    if allocation.preemption is not None:
+                        reason = f"{reason} after {allocation.preemption.reason.value}"
+                    self.trees.abort_job(op_id, job_id, now=now, reason=reason)
+            self.ledger.remove(allocation)
+
+    def _reconcile_node(
+        self, node: NodeState, running: tuple[str, ...], now: float, outbox: Outbox
+    ) -> None:
+        """Allocations the node no longer runs are lost (their jobs return to pending);
+        allocations whose jobs the pool trees ended are aborted on the node."""
+        reported = set(running)
+        for allocation in list(node.allocations.values()):
+            if allocation.job.state is not JobState.RUNNING:
+                reason, explanation = self._ended_elsewhere(allocation)
+                outbox.abort.append(
+                    AbortJob(allocation.operation_id, allocation.id, reason, explanation)
+                )
+                self.ledger.remove(allocation)
+            elif allocation.id not in reported:
+                abort_job(self.ledger, allocation, "lost: the node no longer reports it", now)
+
+    def _abort_expired(self, node: NodeState, now: float, outbox: Outbox) -> None:
+        """Interrupted allocations whose timeout passed are aborted."""
+        expired = [
+            a for a in node.interrupted.values() if a.preemption and a.preemption.deadline <= now
+        ]
+        for allocation in expired:
+            preemption = allocation.preemption
+            assert preemption is not None
+            explanation = (
+                f"did not finish within {preemption.timeout:g} s after {preemption.reason.value}"
+            )
+            abort_job(self.ledger, allocation, f"interruption_timeout: {explanation}", now)
+            outbox.abort.append(
+                AbortJob(
+                    allocation.operation_id,
+                    allocation.id,
+                    InterruptionReason.INTERRUPTION_TIMEOUT,
+                    explanation,
+                )
+            )
+
+    def _check_overcommit(self, ctx: HeartbeatContext, allowed: float) -> None:
+        """``AbortAllocationsSinceResourcesOvercommit``: a node over its limits for longer than
+        ``allowed_node_resources_overcommit_duration`` keeps, in preemption order (not
+        reversed), the allocations that still fit and aborts the rest."""
+        node = ctx.node
+        if ctx.node_fits():
+            node.resources_overcommit_since = None
+            return
+        if node.resources_overcommit_since is None:
+            node.resources_overcommit_since = ctx.now
+        if not ctx.now > node.resources_overcommit_since + allowed:
+            return
+        infos = []
+        for allocation in node.allocations.values():
+            op = ctx.tree.operations.get(allocation.operation_id)
+            if op is None or allocation.tree != ctx.tree.name:
+                continue
+            status = op.record.allocations.status(allocation)
+            infos.append((preemption_sort_key(allocation, status), allocation))
+        infos.sort(key=lambda item: item[0])
+        kept: Vector = (0.0, 0.0, 0.0, 0.0, 0.0)
+        limits = node.resource_limits
+        for _, allocation in infos:
+            usage = allocation.usage
+            total = tuple(kept[i] + usage[i] for i in range(5))
+            if all(total[i] <= limits[i] + RESOURCE_EPSILON for i in range(5)):
+                kept = (total[0], total[1], total[2], total[3], total[4])
+                continue
+            ctx.abort(
+                allocation,
+                InterruptionReason.RESOURCE_OVERCOMMIT,
+                "Preempted due to node resource overcommit",
+            )
+        node.resources_overcommit_since = None
+
+    def adopt_running_jobs(self) -> int:
+        """Attach the jobs the pool trees say are running on nodes (after a restart) as
+        allocations, in start order; returns how many were adopted.
+
+        A node that heartbeats again finds its jobs attached; one that no longer lists them
+        has them treated as lost.  Call :meth:`update` afterwards.
+        """
+        jobs = [
+            (operation.id, job)
+            for operation in self.trees.operations.values()
+            for job in operation.running_jobs.values()
+            if job.node is not None and job.tree is not None
+        ]
+        jobs.sort(key=lambda item: (item[1].start_time, item[1].id))
+        count = 0
+        for operation_id, job in jobs:
+            assert job.node is not None
+            pool_node = self.trees.nodes.get(job.node)
+            if pool_node is None:
+                continue
+            if self.ledger.adopt(operation_id, job, pool_node.resource_limits) is not None:
+                count += 1
+        return count
+
+    # --- views -----------------------------------------------------------------------------
+
+    def orchid(self) -> dict[str, Any]:
+        """The pool-tree orchid plus scheduling attributes (YTsaurus names)."""
+        return orchid.scheduler_orchid(self)
+
+    def explain_operation(self, operation_id: str) -> dict[str, Any]:
+        """Why the operation is pending, below its fair share, starving; why its jobs were
+        preempted.  Reasons are data (codes and numbers), not only prose."""
+        return orchid.explain_operation(self, operation_id)
+
+    def preemption_status(self, job_id: str) -> PreemptionStatus | None:
+        """The preemption status of a running allocation (tests and diagnostics)."""
+        for node in self.ledger.nodes.values():
+            allocation = node.allocations.get(job_id)
+            if allocation is not None:
+                record = self.ledger.records.get(allocation.tree, {}).get(allocation.operation_id)
+                return record.allocations.status(allocation) if record is not None else None
+        return None
+
+
+def _unlink(result: UpdateResult) -> None:
+    """Unlink the element tree of a replaced update result (parents and children lists).
+
+    Nothing reads a result once the next update replaced it; without its cycles, reference
+    counting frees it at once.  Otherwise every replaced tree waits for a full garbage
+    collection, and those grow with every update until one stalls a heartbeat for seconds.
+    """
+    for element in (result.root, *result.pools.values(), *result.operations.values()):
+        element.parent = None
+        element.children = []
+        element.sorted_children = []
+
+
+def _validate(heartbeat: NodeHeartbeat) -> None:
+    if not heartbeat.address:
+        raise YtschedError("InvalidNodeHeartbeat", "a heartbeat needs a node address")
+    if not math.isfinite(heartbeat.now):
+        raise YtschedError(
+            "InvalidNodeHeartbeat",
+            f"node {heartbeat.address!r}: heartbeat time {heartbeat.now!r} is not finite",
+            node=heartbeat.address,
+        )
+    limits = heartbeat.resource_limits
+    if len(limits) != len(RESOURCE_NAMES) or any(
+        not math.isfinite(value) or value < 0 for value in limits
+    ):
+        raise YtschedError(
+            "InvalidNodeHeartbeat",
+            f"node {heartbeat.address!r}: resource_limits {limits!r} must be five finite,"
+            " non-negative amounts (user_slots, cpu, gpu, memory, network)",
+            node=heartbeat.address,
+        )

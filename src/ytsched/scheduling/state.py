@@ -1,0 +1,248 @@
+"""The scheduling view of one tree between two fair-share updates.
+
+:func:`ytsched.scheduling.post_update.build_tree_state` builds it from an update (YTsaurus's
+tree snapshot after ``PostUpdate``): per element the fair share, statuses, starvation state and
+effective attributes; per operation its preemptible list, limits and timeouts; the selector.
+
+Between updates the fair shares, statuses and starvation flags of a :class:`TreeState` stay
+fixed; what moves is *usage*: every start, preemption and finish changes the live usage of an
+operation and its ancestors (:meth:`TreeState.apply_usage_delta`), which keeps satisfaction
+ratios, the selector and the preemptible lists current.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from ytsched.config.resources import ResourceAmounts
+from ytsched.config.tagfilter import TagFilter
+from ytsched.config.tree import TreeConfig
+from ytsched.fairshare.update import UpdateResult
+from ytsched.pooltree.operations import Operation, OperationState, Task
+from ytsched.pooltree.pool import TreeOperation
+from ytsched.pooltree.tree import PoolTree
+from ytsched.resources import Vector
+from ytsched.scheduling.preemptible import PreemptibleList
+from ytsched.scheduling.satisfaction import ShareView
+from ytsched.scheduling.selector import Selector, SelectorNode
+from ytsched.scheduling.starvation import (
+    PreemptionPriority,
+    SchedulableStatus,
+    StarvationState,
+    operation_tolerance,
+    schedulable_status,
+)
+
+MS = 1000.0
+
+PREEMPTION_HISTORY_LIMIT = 64
+"""How many preemptions (suffered and caused) an operation remembers for ``explain``."""
+
+
+@dataclass(slots=True)
+class OperationRecord:
+    """Per (tree, operation) state that outlives updates: allocations and diagnostics."""
+
+    allocations: PreemptibleList = field(default_factory=PreemptibleList)
+    deactivation_reasons: dict[str, int] = field(default_factory=dict)
+    """``deactivation_reasons``: why attempts to schedule the operation failed (counts)."""
+    preempted: deque[dict[str, object]] = field(
+        default_factory=lambda: deque(maxlen=PREEMPTION_HISTORY_LIMIT)
+    )
+    """Its allocations that were preempted, newest last."""
+    preempted_for: deque[dict[str, object]] = field(
+        default_factory=lambda: deque(maxlen=PREEMPTION_HISTORY_LIMIT)
+    )
+    """Allocations preempted to make room for it."""
+    started_allocation_count: int = 0
+    preempted_allocation_count: int = 0
+
+
+@dataclass(eq=False, slots=True)
+class ElementState:
+    """A pool, the root or an operation as the heartbeats see it until the next update."""
+
+    name: str
+    is_operation: bool
+    parent: ElementState | None
+    view: ShareView
+    usage: Vector
+    """Live usage: allocations not preempted (graceful ones until they end)."""
+    local_sat: float = 0.0
+    specified_limits: Vector | None = None
+    """Absolute ``resource_limits`` when the element specifies any."""
+    tolerance: float = 1.0
+    timeout: float = 0.0
+    """Effective ``fair_share_starvation_timeout``, seconds."""
+    aggressive_starvation_enabled: bool = False
+    aggressive_preemption_allowed: bool = True
+    allow_normal_preemption: bool = True
+    threshold_config: ResourceAmounts | None = None
+    starvation: StarvationState = field(default_factory=StarvationState)
+    status: SchedulableStatus = SchedulableStatus.NORMAL
+    lowest_starving: ElementState | None = None
+    lowest_aggressively_starving: ElementState | None = None
+    tag_filter: TagFilter | None = None
+    schedulable: bool = False
+    children: list[ElementState] = field(default_factory=list)
+    node: SelectorNode | None = None
+    operation: ScheduledOperation | None = None
+    fifo: bool = False
+    order_key: float = 0.0
+
+    def path(self) -> list[ElementState]:
+        """This element and its ancestors up to (not including) the root."""
+        result: list[ElementState] = []
+        element: ElementState | None = self
+        while element is not None and element.parent is not None:
+            result.append(element)
+            element = element.parent
+        return result
+
+    def update_local_sat(self) -> None:
+        self.local_sat = self.view.local_satisfaction(self.usage)
+
+    def live_status(self) -> SchedulableStatus:
+        """The scheduling status on live usage (with the operation tolerance rule)."""
+        if self.parent is None:
+            return SchedulableStatus.NORMAL
+        if self.operation is not None and not self.schedulable:
+            return SchedulableStatus.NORMAL
+        tolerance = self.tolerance
+        if self.is_operation:
+            tolerance = operation_tolerance(self.view, tolerance)
+        return schedulable_status(self.view, tolerance, self.view.share(self.usage))
+
+    def limits_violated(self) -> bool:
+        limits = self.specified_limits
+        if limits is None:
+            return False
+        usage = self.usage
+        return any(usage[i] > limits[i] + 1e-6 for i in range(5))
+
+
+@dataclass(eq=False, slots=True)
+class ScheduledOperation:
+    """An operation's scheduling data for one tree until the next update."""
+
+    element: ElementState
+    operation: Operation
+    entry: TreeOperation
+    record: OperationRecord
+    demand: Vector
+    """Absolute resource demand at the update (``CheckAvailableDemand``)."""
+    limited: list[ElementState]
+    """The operation and its ancestors that specify ``resource_limits``."""
+    graceful: bool
+    preemption_timeout: float
+    graceful_preemption_timeout: float
+    unschedulable_reason: str | None
+    pending_allocation_count: int
+    tasks: list[Task]
+    """The operation's tasks in spec order (the "controller" tries them in this order)."""
+    static_priority: PreemptionPriority = PreemptionPriority.NONE
+    eligible: bool = False
+    preemptive_nodes: list[tuple[Selector, SelectorNode]] = field(default_factory=list)
+    """Its places in the selectors of the preemptive stages it may take part in."""
+
+
+@dataclass(eq=False, slots=True)
+class TreeState:
+    """Everything heartbeats of one tree's nodes need between two updates."""
+
+    name: str
+    tree: PoolTree
+    config: TreeConfig
+    result: UpdateResult
+    update_time: float
+    total: Vector
+    root: ElementState
+    elements: dict[str, ElementState]
+    operations: dict[str, ScheduledOperation]
+    selector: Selector
+    tag_filtered: list[ElementState]
+    preemptive_selectors: dict[PreemptionPriority, Selector]
+    """Per preemptive stage target, a selector over the operations of that priority (by the
+    starvation flags of the update), kept current like the regular one."""
+    has_graceful_operations: bool
+    limited_elements: list[ElementState]
+    """Pools and operations with specified ``resource_limits``."""
+
+    def dispose(self) -> None:
+        """Break the reference cycles of a replaced state (parents, selector heaps) so that
+        reference counting frees it at once instead of a full garbage collection later, which
+        would otherwise stall some heartbeat for as long as it takes to walk every object."""
+        selectors = [self.selector, *self.preemptive_selectors.values()]
+        for selector in selectors:
+            stack = [selector.root]
+            while stack:
+                node = stack.pop()
+                stack.extend(node.heap)
+                node.heap = []
+                node.parent = None
+            if selector.index is not None:
+                for node in selector.index.values():
+                    node.heap = []
+                    node.parent = None
+        for element in self.elements.values():
+            element.parent = None
+            element.children = []
+            element.node = None
+            element.operation = None
+            element.lowest_starving = None
+            element.lowest_aggressively_starving = None
+        for op in self.operations.values():
+            op.preemptive_nodes = []
+            op.limited = []
+
+    def any_limits_violated(self) -> bool:
+        return any(element.limits_violated() for element in self.limited_elements)
+
+    def apply_usage_delta(self, op: ScheduledOperation, delta: Vector) -> None:
+        """Live usage of ``op`` (and its ancestors) changed by ``delta``."""
+        d0, d1, d2, d3, d4 = delta
+        element: ElementState | None = op.element
+        while element is not None:
+            u = element.usage
+            element.usage = (u[0] + d0, u[1] + d1, u[2] + d2, u[3] + d3, u[4] + d4)
+            element = element.parent
+        op.element.update_local_sat()
+        node = op.element.node
+        if node is not None:
+            self.selector.refresh(node)
+        for preemptive_selector, preemptive_node in op.preemptive_nodes:
+            preemptive_selector.refresh(preemptive_node)
+        if op.graceful:
+            self.refresh_eligibility(op)
+
+    def refresh_eligibility(self, op: ScheduledOperation) -> None:
+        """Keep the operation's activity in the persistent selector in line with
+        :func:`is_eligible`."""
+        eligible = is_eligible(op)
+        if eligible == op.eligible:
+            return
+        op.eligible = eligible
+        places = list(op.preemptive_nodes)
+        if op.element.node is not None:
+            places.append((self.selector, op.element.node))
+        for selector, node in places:
+            if eligible:
+                selector.activate(node)
+            else:
+                selector.deactivate(node)
+
+
+def is_eligible(op: ScheduledOperation) -> bool:
+    """May the operation schedule at all (independently of the node)?
+
+    It must have been schedulable at the update, still run and have a waiting job; a
+    ``graceful`` operation additionally only while below its fair share (YTsaurus deactivates
+    it with ``fair_share_exceeded`` otherwise).  We check that on live usage, where YTsaurus
+    uses the status of the last update (see ``docs/scheduling.md``).
+    """
+    if not op.element.schedulable or op.operation.state is not OperationState.RUNNING:
+        return False
+    if not any(task.waiting for task in op.tasks):
+        return False
+    return not (op.graceful and op.element.live_status() is not SchedulableStatus.BELOW_FAIR_SHARE)
