@@ -6,3 +6,20 @@ The library entry points for one fair-share update are :func:`ytsched.snapshot.c
 """
 
 __version__ = "0.1.0"
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ytsched.client import Client
+
+
+def __getattr__(name: str) -> object:
+    """``ytsched.Client`` without importing the HTTP stack on ``import ytsched``."""
+    if name == "Client":
+        from ytsched.client import Client
+
+        return Client
+    raise AttributeError(f"module 'ytsched' has no attribute {name!r}")
+
+
+__all__ = ["Client", "__version__"]

@@ -164,5 +164,21 @@ def _serialize(document: dict[str, Any], output_format: str) -> str:
     return json.dumps(document, indent=2, sort_keys=False)
 
 
+def _register_service_commands() -> None:
+    """The service, node, local-cluster and client verbs (``ytsched.cli.service`` & co.)."""
+    from ytsched.cli import cypress, local, operations, service
+
+    for command in (*service.COMMANDS, local.local, *cypress.COMMANDS, *operations.COMMANDS):
+        main.add_command(command)
+
+
+_register_service_commands()
+
+from ytsched.cli.simulate import simulate, what_if  # noqa: E402
+
+main.add_command(simulate)
+main.add_command(what_if)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -1,0 +1,277 @@
+"""Service benchmark: many simulated exec nodes heartbeating over HTTP to one real server.
+
+Starts ``ytsched server`` on loopback, submits vanilla operations with plenty of short jobs,
+then runs N simulated nodes (default 1,000) that heartbeat once per period (default 1 s),
+spread evenly over the period, each over its own keep-alive HTTP connection.  A simulated node
+"runs" a started job for ``--job-duration`` seconds and then reports it completed.
+
+Prints heartbeat latency (end to end, as the node sees it) p50/p90/p99/max and allocations
+started per second over the measurement window (after a warm-up).  Targets: p99 < 50 ms and
+>= 1,000 allocations/s.
+
+    .venv/bin/python benchmarks/service.py --nodes 1000 --seconds 30
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from ytsched import yson  # noqa: E402
+from ytsched.client import Client  # noqa: E402
+
+TOKEN = "bench-token"
+TREES = {
+    "default_tree": "default",
+    "pool_trees": {
+        "default": {
+            "config": {"max_running_operation_count_per_pool": 100},
+            "pools": {"a": {"weight": 1}, "b": {"weight": 2}, "c": {"weight": 1}},
+        }
+    },
+}
+
+
+class Node:
+    """One simulated node on one keep-alive connection."""
+
+    def __init__(self, index: int, host: str, port: int, slots: int) -> None:
+        self.address = f"sim-node-{index:05d}"
+        self.host, self.port = host, port
+        self.limits = {"cpu": slots, "user_slots": slots, "memory": slots * 4 * 2**30}
+        self.running: dict[str, tuple[str, float]] = {}
+        self.finished: list[dict[str, Any]] = []
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def request(self, body: bytes) -> dict[str, Any]:
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        assert self.reader is not None
+        head = (
+            f"POST /api/v4/node_heartbeat HTTP/1.1\r\nHost: {self.host}\r\n"
+            f"Authorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n"
+        ).encode()
+        self.writer.write(head + body)
+        status = await self.reader.readline()
+        length = 0
+        while True:
+            line = await self.reader.readline()
+            if line in (b"\r\n", b""):
+                break
+            name, _, value = line.decode().partition(":")
+            if name.lower() == "content-length":
+                length = int(value)
+        payload = await self.reader.readexactly(length)
+        if b" 200 " not in status:
+            raise RuntimeError(f"{self.address}: {status!r} {payload[:300]!r}")
+        result: dict[str, Any] = json.loads(payload)
+        return result
+
+    async def heartbeat(self, now: float, job_duration: float) -> tuple[float, int]:
+        for job_id, (operation_id, started) in list(self.running.items()):
+            if now - started >= job_duration:
+                del self.running[job_id]
+                self.finished.append(
+                    {"operation_id": operation_id, "job_id": job_id, "outcome": "completed"}
+                )
+        body = json.dumps(
+            {
+                "address": self.address,
+                "resource_limits": self.limits,
+                "running_job_ids": list(self.running),
+                "finished_jobs": self.finished,
+            }
+        ).encode()
+        begin = time.perf_counter()
+        answer = await self.request(body)
+        latency = time.perf_counter() - begin
+        self.finished = []
+        for abort in answer["abort"]:
+            self.running.pop(abort["job_id"], None)
+        for interrupt in answer["interrupt"]:
+            job = self.running.pop(interrupt["job_id"], None)
+            if job is not None:
+                self.finished.append(
+                    {
+                        "operation_id": job[0],
+                        "job_id": interrupt["job_id"],
+                        "outcome": "aborted",
+                        "interrupted": True,
+                    }
+                )
+        for start in answer["start"]:
+            self.running[start["job_id"]] = (start["operation_id"], now)
+        return latency, len(answer["start"])
+
+
+async def drive(
+    nodes: list[Node], period: float, seconds: float, warmup: float, job_duration: float
+) -> tuple[list[float], int, float]:
+    latencies: list[float] = []
+    started = 0
+    loop = asyncio.get_running_loop()
+    begin = loop.time()
+    measure_from = begin + warmup
+    end = measure_from + seconds
+
+    async def run(index: int, node: Node) -> None:
+        nonlocal started
+        next_time = begin + period * index / len(nodes)
+        while next_time < end:
+            delay = next_time - loop.time()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            now = loop.time()
+            latency, count = await node.heartbeat(now, job_duration)
+            if now >= measure_from:
+                latencies.append(latency)
+                started += count
+            next_time += period
+
+    await asyncio.gather(*(run(i, node) for i, node in enumerate(nodes)))
+    return latencies, started, seconds
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def _cpu(process: psutil.Process) -> float:
+    times = process.cpu_times()
+    return float(times.user + times.system)
+
+
+def parse_metrics(text: str) -> dict[str, float]:
+    values: dict[str, float] = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#") and "{" not in line:
+            name, _, value = line.partition(" ")
+            values[name] = float(value)
+    return values
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=1000)
+    parser.add_argument("--slots", type=int, default=8, help="user_slots (and cores) per node")
+    parser.add_argument("--period", type=float, default=1.0, help="heartbeat period, seconds")
+    parser.add_argument("--seconds", type=float, default=30.0, help="measurement window")
+    parser.add_argument("--warmup", type=float, default=5.0)
+    parser.add_argument("--job-duration", type=float, default=2.0)
+    parser.add_argument("--operations", type=int, default=30)
+    parser.add_argument(
+        "--priority",
+        type=int,
+        default=0,
+        help="nice value for the server and the load generator (negative needs root): keeps"
+        " other work on a shared machine from skewing the numbers",
+    )
+    args = parser.parse_args()
+
+    directory = Path(tempfile.mkdtemp(prefix="ytsched-bench-"))
+    trees_file = directory / "trees.yson"
+    trees_file.write_text(yson.dumps(TREES), encoding="utf-8")
+    port_file = directory / "port"
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ytsched.cli.main",
+            "server",
+            "--data-dir",
+            str(directory / "data"),
+            "--port",
+            "0",
+            "--port-file",
+            str(port_file),
+            "--admin-token",
+            TOKEN,
+            "--pool-trees",
+            str(trees_file),
+            "--node-heartbeat-timeout",
+            "60",
+            "--heartbeat-period",
+            str(args.period),
+        ],
+        stdout=(directory / "server.log").open("wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not port_file.exists():
+            if time.monotonic() > deadline or server.poll() is not None:
+                raise SystemExit("server did not start: " + (directory / "server.log").read_text())
+            time.sleep(0.05)
+        port = int(port_file.read_text())
+        if args.priority:
+            os.setpriority(os.PRIO_PROCESS, server.pid, args.priority)
+            os.setpriority(os.PRIO_PROCESS, 0, args.priority)
+        total_jobs = int(
+            args.nodes * args.slots * (args.seconds + args.warmup) / args.job_duration * 1.5
+        )
+        per_op = max(1, total_jobs // args.operations)
+        with Client(f"http://127.0.0.1:{port}", TOKEN) as yt:
+            for index in range(args.operations):
+                yt.run_vanilla(
+                    "true", job_count=per_op, pool="abc"[index % 3], cpu_limit=1, memory_limit=2**30
+                )
+        nodes = [Node(i, "127.0.0.1", port, args.slots) for i in range(args.nodes)]
+        server_process, own_process = psutil.Process(server.pid), psutil.Process()
+        server_cpu, own_cpu, wall = _cpu(server_process), _cpu(own_process), time.monotonic()
+        latencies, started, seconds = asyncio.run(
+            drive(nodes, args.period, args.seconds, args.warmup, args.job_duration)
+        )
+        wall = time.monotonic() - wall
+        print(
+            f"cpu: server {100 * (_cpu(server_process) - server_cpu) / wall:.0f}%,"
+            f" load generator {100 * (_cpu(own_process) - own_cpu) / wall:.0f}% (of one core)"
+        )
+        ms = [1000 * v for v in latencies]
+        print(
+            f"nodes={args.nodes} slots/node={args.slots} period={args.period}s"
+            f" window={seconds:.0f}s heartbeats={len(ms)} ({len(ms) / seconds:.0f}/s)"
+        )
+        print(
+            f"heartbeat latency ms: p50={percentile(ms, 0.5):.1f} p90={percentile(ms, 0.9):.1f}"
+            f" p99={percentile(ms, 0.99):.1f} max={max(ms):.1f} mean={statistics.mean(ms):.1f}"
+        )
+        print(f"allocations started: {started} ({started / seconds:.0f}/s)")
+        with Client(f"http://127.0.0.1:{port}", TOKEN) as yt:
+            server_side = parse_metrics(yt.metrics())
+        for name in (
+            "ytsched_heartbeat_duration_seconds",
+            "ytsched_fair_share_update_duration_seconds",
+        ):
+            count = server_side.get(f"{name}_count", 0.0)
+            total = server_side.get(f"{name}_sum", 0.0)
+            if count:
+                print(f"server side {name}: {count:.0f} x, mean {1000 * total / count:.2f} ms")
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+
+
+if __name__ == "__main__":
+    main()

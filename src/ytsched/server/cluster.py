@@ -1,0 +1,273 @@
+"""The service core: live pool trees, the scheduler, the store and the records around them.
+
+Everything the service knows lives in one :class:`Cluster`, used from one thread (the event
+loop): commands, heartbeats and the periodic update never interleave, so the pure layers need no
+locks.  A command first changes the live model (which validates and refuses atomically), then
+writes what changed to the store in one transaction, then answers.
+
+The scheduling layer (``ytsched.scheduling.scheduler.Scheduler``) decides placements and
+preemption on heartbeats and runs the fair-share update; see :mod:`ytsched.server.heartbeats`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ytsched.pooltree import Operation, PoolTree, PoolTrees
+from ytsched.scheduling.scheduler import Scheduler
+from ytsched.server.auth import DEFAULT_POOL_TREES_ACL, AclNode, Auth
+from ytsched.server.errors import ApiError
+from ytsched.store import OperationRow, Store
+
+log = logging.getLogger("ytsched.server")
+
+
+def iso(moment: float | None) -> str | None:
+    """YTsaurus writes instants as ISO 8601 UTC strings with microseconds."""
+    if moment is None:
+        return None
+    value = datetime.datetime.fromtimestamp(moment, tz=datetime.UTC)
+    return value.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@dataclass(slots=True)
+class ServiceConfig:
+    """Options of ``ytsched server`` (not of the scheduler: those live in pool trees)."""
+
+    data_dir: Path
+    admin_token: str | None = None
+    node_heartbeat_timeout: float = 15.0
+    """Seconds without a heartbeat after which a node is offline and its jobs rescheduled
+    (also how long nodes have to re-attach their jobs after a restart)."""
+    heartbeat_period: float = 1.0
+    """Seconds between heartbeats, advertised to nodes in every answer."""
+    fair_share_update_period: float | None = None
+    """Seconds; default: the scheduler config's ``fair_share_update_period``."""
+    durable: bool = False
+    """fsync every commit (survives power loss, not only process death)."""
+    strategy: dict[str, Any] = field(default_factory=dict)
+    """Scheduler-wide options (``StrategyConfig``), used when the data directory is new."""
+    initial_pool_trees: dict[str, Any] | None = None
+    """Pool trees document loaded into a new data directory (see ``examples/local``)."""
+    job_output_limit: int = 64 * 1024
+    """Bytes of a job's stdout and stderr kept by the server (the tail)."""
+
+
+@dataclass(slots=True)
+class OperationRecord:
+    """What the service keeps about an operation beyond the live model."""
+
+    row: OperationRow
+    acl: list[dict[str, Any]]
+    seen_transitions: int = 0
+
+
+class Cluster:
+    """The live state of the service and the helpers its command modules share."""
+
+    def __init__(self, config: ServiceConfig, clock: Callable[[], float] = time.time) -> None:
+        from ytsched.server.adopt import adopt_running_jobs
+        from ytsched.server.jobs import JobTracker
+        from ytsched.server.metrics import Metrics
+        from ytsched.server.nodes import NodeTracker
+        from ytsched.server.revive import revive
+
+        self.config = config
+        self.clock = clock
+        config.data_dir.mkdir(parents=True, exist_ok=True)
+        self.store = Store(config.data_dir / "ytsched.db", durable=config.durable)
+        self.auth = Auth(self.store)
+        if config.admin_token:
+            self.auth.ensure_token(config.admin_token)
+        self.trees = PoolTrees(self.store.get_meta("strategy", config.strategy))
+        self.tree_attributes: dict[str, dict[str, Any]] = {}
+        self.pool_acls: dict[tuple[str, str], dict[str, Any]] = {}
+        self.pool_trees_acl: list[dict[str, Any]] = list(DEFAULT_POOL_TREES_ACL)
+        self.operations: dict[str, OperationRecord] = {}
+        self.alerts: list[dict[str, Any]] = []
+        self.jobs = JobTracker(self)
+        self.nodes = NodeTracker(self)
+        self.started_at = clock()
+        self.last_update_time: float | None = None
+        self.last_update_duration = 0.0
+        self.metrics = Metrics(self)
+        revive(self)
+        self.scheduler = Scheduler(self.trees)
+        adopt_running_jobs(self.scheduler, self.trees)
+        self.store.commit()
+        self._commit_waiter: asyncio.Future[None] | None = None
+        self.update_period = (
+            config.fair_share_update_period
+            if config.fair_share_update_period is not None
+            else self.trees.strategy.fair_share_update_period / 1000.0
+        )
+
+    def now(self) -> float:
+        return self.clock()
+
+    async def flush(self) -> None:
+        """Wait until everything written so far is committed.
+
+        Requests handled in the same event-loop turn share one commit (group commit); each is
+        answered only after it, so nothing acknowledged can be lost.
+        """
+        if not self.store.dirty:
+            return
+        loop = asyncio.get_running_loop()
+        if self._commit_waiter is None:
+            self._commit_waiter = loop.create_future()
+            loop.call_soon(self._commit_now)
+        await asyncio.shield(self._commit_waiter)
+
+    def _commit_now(self) -> None:
+        waiter, self._commit_waiter = self._commit_waiter, None
+        if waiter is None:
+            return
+        try:
+            self.store.commit()
+        except Exception as error:  # every waiting request learns the commit failed
+            waiter.set_exception(error)
+            return
+        waiter.set_result(None)
+
+    def close(self) -> None:
+        self.store.close()
+
+    # --- pool trees ----------------------------------------------------------------------
+
+    def tree(self, name: str) -> PoolTree:
+        return self.trees.tree(name)
+
+    def persist_tree(self, name: str) -> None:
+        """Write a tree's config, attributes and explicit pools (call inside a transaction)."""
+        tree = self.trees.trees[name]
+        pools = [
+            (
+                pool.name,
+                None if pool.parent is None or pool.parent.is_root else pool.parent.name,
+                pool.config.model_dump(mode="json", exclude_unset=True),
+            )
+            for pool in tree.root.descendants()
+            if not pool.is_root and not pool.is_ephemeral
+        ]
+        self.store.save_tree(
+            name,
+            tree.config.model_dump(mode="json", exclude_unset=True),
+            self.tree_attributes.get(name, {}),
+            pools,
+        )
+
+    def persist_meta(self) -> None:
+        self.store.set_meta("default_tree", self.trees.default_tree)
+        self.store.set_meta("user_to_default_pool", self.trees.user_to_default_pool)
+        self.store.set_meta("pool_trees_acl", self.pool_trees_acl)
+
+    def acl_chain(self, tree: str, pool: str | None) -> list[AclNode]:
+        """ACLs from a pool (None: the tree object) up to ``//sys/pool_trees``."""
+        chain: list[AclNode] = []
+        live = self.trees.trees.get(tree)
+        node = live.pools.get(pool) if live is not None and pool is not None else None
+        while node is not None and not node.is_root:
+            attributes = self.pool_acls.get((tree, node.name), {})
+            chain.append(
+                AclNode(attributes.get("acl", []), bool(attributes.get("inherit_acl", True)))
+            )
+            node = node.parent
+        attributes = self.tree_attributes.get(tree, {})
+        chain.append(AclNode(attributes.get("acl", []), bool(attributes.get("inherit_acl", True))))
+        chain.append(AclNode(self.pool_trees_acl))
+        return chain
+
+    def require_pool_permission(
+        self, user: str, permission: str, tree: str, pool: str | None
+    ) -> None:
+        what = f"pool {pool!r} in tree {tree!r}" if pool else f"pool tree {tree!r}"
+        self.auth.require(user, permission, self.acl_chain(tree, pool), what)
+
+    # --- operations ------------------------------------------------------------------------
+
+    def record(self, operation_id: str) -> OperationRecord:
+        record = self.operations.get(operation_id)
+        if record is None:
+            raise ApiError(
+                "NoSuchOperation",
+                f"operation {operation_id!r} does not exist",
+                operation_id=operation_id,
+            )
+        return record
+
+    def live_operation(self, operation_id: str) -> Operation | None:
+        return self.trees.operations.get(operation_id)
+
+    def sync_operations(self, operation_ids: list[str] | None = None) -> None:
+        """Copy state changes of the live model into the records and the store.
+
+        Called after anything that may change an operation's state: its own commands, job
+        completions, and every pool-tree change (which may start pending operations).  With
+        ``operation_ids`` only those are looked at, unless one of them finished: a finished
+        operation frees a running slot, so every pending operation may have started.
+        """
+        from ytsched.server.operations import sync_record
+
+        ids = operation_ids if operation_ids is not None else self.active_operation_ids()
+        finished = False
+        for operation_id in ids:
+            record = self.operations.get(operation_id)
+            live = self.trees.operations.get(operation_id)
+            if record is not None and live is not None:
+                was_final = record.row.state in ("completed", "failed", "aborted")
+                sync_record(self, record, live)
+                finished = finished or (not was_final and live.state.is_final)
+        if finished and operation_ids is not None:
+            self.sync_operations()
+
+    def active_operation_ids(self) -> list[str]:
+        return [
+            op_id
+            for op_id, record in self.operations.items()
+            if record.row.state not in ("completed", "failed", "aborted")
+        ]
+
+    # --- periodic work -------------------------------------------------------------------
+
+    def tick(self) -> None:
+        """One period: node liveness, time limits, the fair-share update, volumes."""
+        from ytsched.server.operations import enforce_time_limits
+
+        now = self.now()
+        self.nodes.check_liveness(now)
+        enforce_time_limits(self, now)
+        started = time.perf_counter()
+        self.scheduler.update(now)
+        self.last_update_duration = time.perf_counter() - started
+        self.metrics.observe_update(self.last_update_duration)
+        self.last_update_time = now
+        self.persist_volumes()
+        self.store.commit()
+
+    def persist_volumes(self) -> None:
+        """Integral volumes of every pool that has one (so a restart keeps them)."""
+        with self.store.transaction():
+            for name, tree in self.trees.trees.items():
+                volumes = {
+                    pool.name: (
+                        list(pool.accumulated_resource_volume),
+                        pool.last_integral_share_ratio,
+                    )
+                    for pool in tree.root.descendants()
+                    if not pool.is_ephemeral
+                    and (any(pool.accumulated_resource_volume) or pool.last_integral_share_ratio)
+                }
+                self.store.save_volumes(name, volumes)
+
+    def orchid(self) -> dict[str, Any]:
+        from ytsched.server.orchid import build_orchid
+
+        return build_orchid(self)

@@ -1,0 +1,58 @@
+"""Running the service: build the cluster, bind a socket, serve with uvicorn until stopped.
+
+The socket is bound before uvicorn starts so that ``--port 0`` works: the chosen port is
+printed (and written to ``--port-file``) once the service accepts connections, which is how
+``ytsched local`` and the tests find it.  SIGINT and SIGTERM stop it gracefully.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import sys
+from pathlib import Path
+
+import uvicorn
+
+from ytsched.server.app import create_app
+from ytsched.server.cluster import Cluster, ServiceConfig
+
+
+def bind(host: str, port: int) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.setblocking(False)
+    return sock
+
+
+def serve(config: ServiceConfig, host: str, port: int, port_file: Path | None = None) -> None:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    cluster = Cluster(config)
+    app = create_app(cluster)
+    sock = bind(host, port)
+    actual = sock.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    )
+
+    async def main() -> None:
+        task = asyncio.create_task(server.serve(sockets=[sock]))
+        while not server.started and not task.done():
+            await asyncio.sleep(0.01)
+        if server.started:
+            url = f"http://{host}:{actual}"
+            if port_file is not None:
+                tmp = port_file.with_suffix(".tmp")
+                tmp.write_text(str(actual), encoding="utf-8")
+                tmp.replace(port_file)
+            print(f"ytsched server listening on {url} (data: {config.data_dir})", flush=True)
+        await task
+
+    try:
+        asyncio.run(main())
+    finally:
+        cluster.close()
+        sys.stdout.flush()
