@@ -1,0 +1,597 @@
+"""The simulation loop: the real scheduler driven by simulated nodes in virtual time.
+
+Nothing here decides anything about scheduling.  The loop feeds the very same
+:class:`~ytsched.scheduling.Scheduler` and :class:`~ytsched.pooltree.PoolTrees` that the
+service uses with what a cluster would produce, in time order:
+
+* every ``fair_share_update_period``: ``Scheduler.update(now)``, then the pool series are
+  sampled;
+* every node heartbeats every ``heartbeat_period`` at its own random (seeded) phase, as in
+  YTsaurus's simulator: it reports the jobs that ended since its last heartbeat and runs what
+  the answer says (start, interrupt with a timeout, abort);
+* jobs end when their work is done, when they finish after an interruption signal, or at their
+  interruption deadline (aborted); aborted and interrupted jobs return to pending in the pool
+  trees and are started again later;
+* operations start at their scenario time (admitted, pending, or refused) and finish when the
+  trees say so (last job completed, or a scenario action);
+* timed scenario actions change pools, trees, operations and nodes.
+
+Everything observable goes to a :class:`Recorder` (event log, orchid snapshots) and into the
+:class:`SimulationResult` (operation records, pool series, counters).  Same scenario and seed:
+the same calls in the same order, hence identical outputs.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ytsched.errors import YtschedError
+from ytsched.pooltree.operations import OperationState
+from ytsched.resources import CPU_INDEX, RESOURCE_NAMES, Vector
+from ytsched.scheduling import (
+    AbortJob,
+    InterruptionReason,
+    InterruptJob,
+    JobOutcome,
+    NodeHeartbeat,
+    Scheduler,
+    StartJob,
+)
+from ytsched.simulator import events
+from ytsched.simulator.cluster import SimJob, SimNode, build_pool_trees, node_addresses
+from ytsched.simulator.events import EventQueue
+from ytsched.simulator.results import (
+    Counters,
+    NullRecorder,
+    Recorder,
+    SimulationResult,
+)
+from ytsched.simulator.scenario import (
+    MS,
+    AbortOperation,
+    AddNodes,
+    CompleteOperation,
+    NodeGroup,
+    OperationPlan,
+    RemoveNodes,
+    Scenario,
+    SetPoolAttribute,
+    UpdateOperationParameters,
+    UpdateTreeConfig,
+)
+from ytsched.simulator.timeseries import Sampler
+from ytsched.simulator.workload import OperationRecord, OperationWork, prepare
+
+PREEMPTION_REASONS = frozenset(
+    {
+        InterruptionReason.PREEMPTION,
+        InterruptionReason.AGGRESSIVE_PREEMPTION,
+        InterruptionReason.GRACEFUL_PREEMPTION,
+        InterruptionReason.RESOURCE_LIMITS_VIOLATED,
+    }
+)
+"""Reasons that count as a preemption of the job (``preempted_job_count``)."""
+
+
+ProgressCallback = Callable[[float, float], None]
+"""Called with (now, end time) after every fair-share update."""
+
+
+class Simulation:
+    """One run of a scenario (see the module docstring)."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        *,
+        recorder: Recorder | None = None,
+        seed: int | None = None,
+        until: float | None = None,
+        orchid_period: float | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> None:
+        self.scenario = scenario
+        self.seed = scenario.seed if seed is None else seed
+        self.end_time = scenario.duration if until is None else until
+        self.recorder: Recorder = recorder if recorder is not None else NullRecorder()
+        self.progress = progress
+        document = scenario.document
+        self.orchid_period = document.orchid_period / MS if orchid_period is None else orchid_period
+        self.heartbeat_period = document.cluster.heartbeat_period / MS
+        self.trees = build_pool_trees(scenario)
+        self.update_period = self.trees.strategy.fair_share_update_period / MS
+        self.scan_period = self.trees.strategy.pending_by_pool_operation_scan_period / MS
+        self.scheduler = Scheduler(self.trees)
+        self.queue = EventQueue()
+        self.phases = random.Random(f"{self.seed}/heartbeat-phases")
+        self.nodes: dict[str, SimNode] = {}
+        self.node_online_since: dict[str, float] = {}
+        self.group_sizes: dict[str, int] = {}
+        self.works: dict[str, OperationWork] = {}
+        self.records: dict[str, OperationRecord] = {}
+        self.pending: dict[str, None] = {}
+        """Operations waiting for a running-operation limit (insertion-ordered)."""
+        self.counters = Counters()
+        self.sampler = Sampler(
+            int(self.end_time / self.update_period) + 1,
+            traced_operations=frozenset(document.trace_operations),
+        )
+        self.now = 0.0
+
+    # --- setup -----------------------------------------------------------------------------
+
+    def _schedule_initial_events(self) -> None:
+        for group in self.scenario.document.cluster.node_groups:
+            self._add_nodes(group, at=0.0)
+        for plan in self.scenario.operations:
+            self.records[plan.id] = OperationRecord(
+                id=plan.id,
+                user=plan.user,
+                start_time=plan.start_time,
+                job_count=sum(task.job_count for task in plan.spec.tasks.values()),
+            )
+            if plan.start_time <= self.end_time:
+                self.queue.push(plan.start_time, events.OPERATION_START, plan)
+        for index, action in enumerate(self.scenario.document.actions):
+            if action.time / MS <= self.end_time:
+                self.queue.push(action.time / MS, events.ACTION, index)
+        self.queue.push(0.0, events.FAIR_SHARE_UPDATE)
+        self.queue.push(self.scan_period, events.PENDING_SCAN)
+        if self.orchid_period > 0:
+            self.queue.push(0.0, events.ORCHID)
+
+    def _add_nodes(self, group: NodeGroup, at: float) -> None:
+        first = self.group_sizes.get(group.name, 0)
+        limits = group.resource_limits.to_vector(0.0)
+        tags = frozenset(group.tags)
+        for index, address in node_addresses(group, first):
+            phase = self.phases.uniform(0.0, self.heartbeat_period)
+            node = SimNode(address, group.name, index, limits, tags, phase)
+            self.nodes[address] = node
+            self.node_online_since[address] = at
+            self.trees.register_node(
+                address, tags=group.tags, resource_limits=group.resource_limits
+            )
+            self.queue.push(at + phase, events.HEARTBEAT, node)
+            self._event("node_added", node=address, group=group.name)
+        self.group_sizes[group.name] = first + group.count
+
+    # --- the loop --------------------------------------------------------------------------
+
+    def run(self) -> SimulationResult:
+        self._schedule_initial_events()
+        queue = self.queue
+        end = self.end_time
+        while queue:
+            time, kind, payload = queue.pop()
+            if time > end:
+                break
+            self.now = time
+            if kind == events.HEARTBEAT:
+                self._heartbeat(payload)
+            elif kind == events.JOB_END:
+                self._job_end(*payload)
+            elif kind == events.FAIR_SHARE_UPDATE:
+                self._update()
+            elif kind == events.OPERATION_START:
+                self._start_operation(payload)
+            elif kind == events.ACTION:
+                self._action(payload)
+            elif kind == events.PENDING_SCAN:
+                self.trees.scan_pending_operations(now=time)
+                self._check_pending()
+                queue.push(time + self.scan_period, events.PENDING_SCAN)
+            elif kind == events.ORCHID:
+                self._orchid()
+        self.now = end
+        self._finish()
+        return SimulationResult(
+            scenario=self.scenario,
+            seed=self.seed,
+            end_time=end,
+            operations=list(self.records.values()),
+            sampler=self.sampler,
+            counters=self.counters,
+            trees=self.trees,
+            scheduler=self.scheduler,
+        )
+
+    def _event(self, event_type: str, **fields: Any) -> None:
+        self.recorder.event({"time": self.now, "event_type": event_type, **fields})
+
+    # --- periodic --------------------------------------------------------------------------
+
+    def _update(self) -> None:
+        self.scheduler.update(self.now)
+        self.counters.fair_share_updates += 1
+        self.sampler.sample(self.now, self.trees)
+        if self.progress is not None:
+            self.progress(self.now, self.end_time)
+        self.queue.push(self.now + self.update_period, events.FAIR_SHARE_UPDATE)
+
+    def _orchid(self) -> None:
+        orchid = self.scheduler.orchid()
+        self.recorder.orchid({"time": self.now, "pool_trees": orchid.get("pool_trees", {})})
+        self.queue.push(self.now + self.orchid_period, events.ORCHID)
+
+    # --- heartbeats ------------------------------------------------------------------------
+
+    def _heartbeat(self, node: SimNode) -> None:
+        if not node.online:
+            return
+        now = self.now
+        finished = node.take_finished()
+        response = self.scheduler.process_heartbeat(
+            NodeHeartbeat(
+                address=node.address,
+                now=now,
+                resource_limits=node.resource_limits,
+                tags=node.tags,
+                running_job_ids=tuple(node.running),
+                finished_jobs=finished,
+            )
+        )
+        self.counters.heartbeats += 1
+        for abort in response.abort:
+            self._abort(node, abort)
+        for interruption in response.interrupt:
+            self._interrupt(node, interruption)
+        for start in response.start:
+            self._start_job(node, start)
+        if finished:
+            self._check_finished(dict.fromkeys(job.operation_id for job in finished))
+        self.queue.push(now + self.heartbeat_period, events.HEARTBEAT, node)
+
+    def _start_job(self, node: SimNode, start: StartJob) -> None:
+        now = self.now
+        work = self.works[start.operation_id]
+        live = self.trees.operations[start.operation_id].jobs[start.job_id]
+        duration = work.attempt_duration(start.task, live.index)
+        job = SimJob(
+            id=start.job_id,
+            operation_id=start.operation_id,
+            task=start.task,
+            index=live.index,
+            node=node,
+            resources=start.resources,
+            start_time=now,
+            end_time=now + duration,
+            work_end_time=now + duration,
+        )
+        node.start(job)
+        if not math.isinf(job.end_time):
+            self.queue.push(job.end_time, events.JOB_END, (job, job.token))
+        record = self.records[start.operation_id]
+        record.started_job_count += 1
+        if record.first_job_time is None:
+            record.first_job_time = now
+        self.counters.jobs_started += 1
+        self._event(
+            "job_started",
+            operation_id=start.operation_id,
+            job_id=start.job_id,
+            task=start.task,
+            node=node.address,
+            resources=_resources(start.resources),
+            duration=None if math.isinf(duration) else duration,
+        )
+
+    def _interrupt(self, node: SimNode, message: InterruptJob) -> None:
+        job = node.running.get(message.job_id)
+        if job is None:
+            return
+        work = self.works[job.operation_id]
+        finish_after = None
+        if job.signal_finish_time is None and (
+            message.signal is not None or work.plan.type != "vanilla"
+        ):
+            finish_after = work.finish_after_interruption(job.task)
+        first = job.interrupt_deadline is None
+        job.interrupt(self.now, message.timeout, finish_after)
+        job.interruption_reason = message.reason
+        job.preempted_for = message.preempted_for_operation
+        if not math.isinf(job.end_time):
+            self.queue.push(job.end_time, events.JOB_END, (job, job.token))
+        if first and message.reason in PREEMPTION_REASONS:
+            self.records[job.operation_id].preempted_job_count += 1
+        self.counters.interruptions[message.reason.value] += 1
+        self._event(
+            "job_interrupted",
+            operation_id=job.operation_id,
+            job_id=job.id,
+            node=node.address,
+            reason=message.reason.value,
+            timeout=message.timeout,
+            signal=message.signal,
+            preempted_for=message.preempted_for_operation,
+            preempted_for_job=message.preempted_for_job,
+            starving_element=message.starving_element,
+            explanation=message.explanation,
+            expected_end=job.end_time,
+            expected_outcome=job.outcome.value,
+        )
+
+    def _abort(self, node: SimNode, message: AbortJob) -> None:
+        job = node.running.get(message.job_id)
+        if job is None:
+            return
+        node.end(job, report=False)
+        lost = message.reason is not InterruptionReason.OPERATION_FINISHED
+        if job.interrupt_deadline is None and message.reason in PREEMPTION_REASONS and lost:
+            self.records[job.operation_id].preempted_job_count += 1
+        if (
+            job.signal_finish_time is not None
+            and job.interrupt_deadline is not None
+            and job.signal_finish_time <= job.interrupt_deadline
+        ):
+            self.counters.aborted_after_interruption_in_time += 1
+        self._job_aborted(job, message.reason.value, message.explanation, lost=lost)
+
+    def _job_end(self, job: SimJob, token: int) -> None:
+        node = job.node
+        if token != job.token or node.running.get(job.id) is not job:
+            return
+        node.end(job, report=True)
+        if job.outcome is JobOutcome.ABORTED:
+            self._job_aborted(
+                job,
+                InterruptionReason.INTERRUPTION_TIMEOUT.value,
+                "the job did not finish within its interruption timeout",
+                lost=True,
+            )
+            return
+        elapsed = self.now - job.start_time
+        self._account(job, elapsed)
+        work = self.works[job.operation_id]
+        record = self.records[job.operation_id]
+        if job.interrupted:
+            work.attempt_ended(job.task, job.index, elapsed, "interrupted")
+            record.interrupted_job_count += 1
+            self.counters.jobs_completed_after_interruption += 1
+        else:
+            work.attempt_ended(job.task, job.index, elapsed, "completed")
+            record.completed_job_count += 1
+            self.counters.jobs_completed += 1
+        self._event(
+            "job_completed",
+            operation_id=job.operation_id,
+            job_id=job.id,
+            node=node.address,
+            interrupted=job.interrupted,
+            interruption_reason=(
+                job.interruption_reason.value if job.interruption_reason is not None else None
+            ),
+            duration=elapsed,
+        )
+
+    def _job_aborted(self, job: SimJob, reason: str, explanation: str, *, lost: bool) -> None:
+        elapsed = self.now - job.start_time
+        self._account(job, elapsed)
+        record = self.records[job.operation_id]
+        record.aborted_job_count += 1
+        if lost:
+            record.lost_job_seconds += elapsed
+            record.lost_cpu_seconds += elapsed * job.resources[CPU_INDEX]
+            self.works[job.operation_id].attempt_ended(job.task, job.index, elapsed, "aborted")
+        self.counters.jobs_aborted += 1
+        self.counters.aborts[reason] += 1
+        self._event(
+            "job_aborted",
+            operation_id=job.operation_id,
+            job_id=job.id,
+            node=job.node.address,
+            reason=reason,
+            explanation=explanation,
+            preempted_for=job.preempted_for,
+            interruption_reason=(
+                job.interruption_reason.value if job.interruption_reason is not None else None
+            ),
+            interrupted_at=job.interrupt_time,
+            interruption_deadline=job.interrupt_deadline,
+            interruption_finish_time=job.signal_finish_time,
+            lost_job_seconds=elapsed if lost else 0.0,
+        )
+
+    def _account(self, job: SimJob, elapsed: float) -> None:
+        used = self.counters.used
+        for index, amount in enumerate(job.resources):
+            used[index] += amount * elapsed
+        self.records[job.operation_id].job_seconds += elapsed
+
+    # --- operations ------------------------------------------------------------------------
+
+    def _start_operation(self, plan: OperationPlan) -> None:
+        work = prepare(plan, self.seed)
+        self.works[plan.id] = work
+        record = self.records[plan.id]
+        try:
+            operation = self.trees.start_operation(
+                plan.id,
+                user=plan.user,
+                spec=plan.engine_spec,
+                operation_type=plan.type,
+                now=self.now,
+            )
+        except YtschedError as error:
+            record.state = "refused"
+            record.error = f"{error.message} [{error.code}]"
+            record.finish_time = self.now
+            self._event(
+                "operation_refused", operation_id=plan.id, error=error.message, code=error.code
+            )
+            return
+        tree = operation.pool_trees[0]
+        record.tree = tree
+        record.pool = self.trees.trees[tree].operations[plan.id].pool.name
+        record.state = operation.state.value
+        reason = operation.transitions[-1].reason if operation.transitions else ""
+        self._event(
+            "operation_started",
+            operation_id=plan.id,
+            user=plan.user,
+            state=operation.state.value,
+            pool_trees=list(operation.pool_trees),
+            pool=record.pool,
+            reason=reason,
+        )
+        if operation.state is OperationState.PENDING:
+            self.pending[plan.id] = None
+        else:
+            record.running_since = self.now
+
+    def _check_finished(self, operation_ids: Iterable[str]) -> None:
+        any_finished = False
+        for operation_id in operation_ids:
+            operation = self.trees.operations.get(operation_id)
+            record = self.records[operation_id]
+            if operation is None or not operation.state.is_final:
+                continue
+            if record.finish_time is not None:
+                continue
+            record.state = operation.state.value
+            record.finish_time = operation.finish_time
+            self.pending.pop(operation_id, None)
+            reason = operation.transitions[-1].reason if operation.transitions else ""
+            self._event(
+                "operation_finished",
+                operation_id=operation_id,
+                state=operation.state.value,
+                reason=reason,
+                pool=record.pool,
+            )
+            any_finished = True
+        if any_finished:
+            self._check_pending()
+
+    def _check_pending(self) -> None:
+        """Operations that left ``pending`` (a running slot freed, a limit raised)."""
+        for operation_id in list(self.pending):
+            operation = self.trees.operations[operation_id]
+            if operation.state is OperationState.PENDING:
+                continue
+            del self.pending[operation_id]
+            record = self.records[operation_id]
+            if operation.state is OperationState.RUNNING:
+                record.state = "running"
+                record.running_since = self.now
+                tree = operation.pool_trees[0]
+                record.pool = self.trees.trees[tree].operations[operation_id].pool.name
+                self._event(
+                    "operation_running",
+                    operation_id=operation_id,
+                    reason=operation.transitions[-1].reason,
+                    pool=record.pool,
+                )
+            else:
+                self._check_finished([operation_id])
+
+    # --- actions ---------------------------------------------------------------------------
+
+    def _action(self, index: int) -> None:
+        action = self.scenario.document.actions[index]
+        now = self.now
+        trees = self.trees
+        description = action.model_dump(mode="json", exclude={"time"})
+        try:
+            if isinstance(action, SetPoolAttribute):
+                tree = trees.tree(action.tree or self._default_tree())
+                tree.update_pool(action.pool, {action.attribute: action.value}, now=now)
+            elif isinstance(action, UpdateTreeConfig):
+                trees.update_tree_config(
+                    action.tree or self._default_tree(), action.config, now=now
+                )
+            elif isinstance(action, UpdateOperationParameters):
+                trees.update_operation_parameters(action.operation, action.parameters, now=now)
+                operation = trees.operations[action.operation]
+                tree_name = operation.pool_trees[0]
+                self.records[action.operation].pool = (
+                    trees.trees[tree_name].operations[action.operation].pool.name
+                )
+            elif isinstance(action, AbortOperation):
+                trees.abort_operation(action.operation, now=now, reason="aborted by the scenario")
+                self._check_finished([action.operation])
+            elif isinstance(action, CompleteOperation):
+                trees.complete_operation(
+                    action.operation, now=now, reason="completed by the scenario"
+                )
+                self._check_finished([action.operation])
+            elif isinstance(action, AddNodes):
+                self._add_nodes(action.group, at=now)
+            elif isinstance(action, RemoveNodes):
+                self._remove_nodes(action.group, action.count)
+        except YtschedError as error:
+            self.counters.actions_failed += 1
+            self._event(
+                "action_failed",
+                action_index=index,
+                action=description,
+                error=error.message,
+                code=error.code,
+            )
+            return
+        self.counters.actions_applied += 1
+        self._event("action_applied", action_index=index, action=description)
+        self._check_pending()
+
+    def _default_tree(self) -> str:
+        default = self.trees.default_tree
+        assert default is not None, "validated by the scenario loader"
+        return default
+
+    def _remove_nodes(self, group: str, count: int | None) -> None:
+        online = [n for n in self.nodes.values() if n.group == group and n.online]
+        online.sort(key=lambda n: n.index, reverse=True)
+        victims = online if count is None else online[:count]
+        for node in victims:
+            self.trees.unregister_node(node.address)
+            node.online = False
+            self._close_capacity(node)
+            for job in list(node.running.values()):
+                node.end(job, report=False)
+                self._job_aborted(job, "node_removed", "the node left the cluster", lost=True)
+            self._event("node_removed", node=node.address, group=group)
+
+    def _close_capacity(self, node: SimNode) -> None:
+        since = self.node_online_since.pop(node.address, None)
+        if since is None:
+            return
+        capacity = self.counters.capacity
+        for index, amount in enumerate(node.resource_limits):
+            capacity[index] += amount * (self.now - since)
+
+    # --- end -------------------------------------------------------------------------------
+
+    def _finish(self) -> None:
+        """Account the work in flight and the capacity of the nodes still online."""
+        for node in self.nodes.values():
+            if node.online:
+                self._close_capacity(node)
+            for job in node.running.values():
+                self._account(job, self.now - job.start_time)
+
+
+def _resources(vector: Vector) -> dict[str, float]:
+    return {name: vector[i] for i, name in enumerate(RESOURCE_NAMES) if vector[i]}
+
+
+def simulate(
+    scenario: Scenario,
+    *,
+    recorder: Recorder | None = None,
+    seed: int | None = None,
+    until: float | None = None,
+    orchid_period: float | None = None,
+    progress: ProgressCallback | None = None,
+) -> SimulationResult:
+    """Run ``scenario`` and return what happened."""
+    return Simulation(
+        scenario,
+        recorder=recorder,
+        seed=seed,
+        until=until,
+        orchid_period=orchid_period,
+        progress=progress,
+    ).run()
