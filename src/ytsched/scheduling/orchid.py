@@ -268,7 +268,7 @@ def _operation_explanation(
 def explain_operation(scheduler: Scheduler, operation_id: str) -> dict[str, Any]:
     result: dict[str, Any] = dict(scheduler.trees.explain(operation_id))
     operation = scheduler.trees.operation(operation_id)
-    now = scheduler.trees.clock
+    now = max(scheduler.clock, scheduler.trees.clock)
     per_tree: dict[str, Any] = {}
     for tree in operation.pool_trees:
         state = scheduler.ledger.tree_states.get(tree)

@@ -57,6 +57,8 @@ class Scheduler:
         self.trees = trees
         self.ledger = Ledger(trees)
         self.last_update_time: float | None = None
+        self.clock = 0.0
+        """The latest time any call gave (``explain_operation`` measures waiting against it)."""
 
     # --- fair-share update -----------------------------------------------------------------
 
@@ -99,6 +101,7 @@ class Scheduler:
         for name in [n for n in ledger.tree_states if n not in results]:
             ledger.tree_states.pop(name).dispose()
         self.last_update_time = now
+        self.clock = max(self.clock, now)
         return results
 
     def _reconcile_all(self) -> None:
@@ -129,6 +132,7 @@ class Scheduler:
         """Decide what starts, what is interrupted and what is aborted on this node now."""
         _validate(heartbeat)
         now = heartbeat.now
+        self.clock = max(self.clock, now)
         node = self._register(heartbeat)
         node.last_heartbeat_time = now
         outbox = Outbox()
@@ -171,15 +175,20 @@ class Scheduler:
     def _register(self, heartbeat: NodeHeartbeat) -> NodeState:
         address = heartbeat.address
         limits = heartbeat.resource_limits
-        amounts = dict(zip(RESOURCE_NAMES, limits, strict=True))
         pool_node = self.trees.nodes.get(address)
         if pool_node is None:
-            self.trees.register_node(address, tags=heartbeat.tags, resource_limits=amounts)
+            self.trees.register_node(
+                address,
+                tags=heartbeat.tags,
+                resource_limits=dict(zip(RESOURCE_NAMES, limits, strict=True)),
+            )
         else:
             if pool_node.tags != heartbeat.tags:
                 self.trees.set_node_tags(address, heartbeat.tags)
             if pool_node.resource_limits != limits:
-                self.trees.set_node_resource_limits(address, amounts)
+                self.trees.set_node_resource_limits(
+                    address, dict(zip(RESOURCE_NAMES, limits, strict=True))
+                )
         node = self.ledger.nodes.get(address)
         if node is None:
             node = NodeState(address=address, resource_limits=limits, tags=heartbeat.tags)
