@@ -73,7 +73,6 @@ class Cluster:
     """The live state of the service and the helpers its command modules share."""
 
     def __init__(self, config: ServiceConfig, clock: Callable[[], float] = time.time) -> None:
-        from ytsched.server.adopt import adopt_running_jobs
         from ytsched.server.jobs import JobTracker
         from ytsched.server.metrics import Metrics
         from ytsched.server.nodes import NodeTracker
@@ -100,7 +99,7 @@ class Cluster:
         self.metrics = Metrics(self)
         revive(self)
         self.scheduler = Scheduler(self.trees)
-        adopt_running_jobs(self.scheduler, self.trees)
+        self.scheduler.adopt_running_jobs()
         self.store.commit()
         self._commit_waiter: asyncio.Future[None] | None = None
         self.update_period = (
