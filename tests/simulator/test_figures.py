@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.simulator.helpers import document, example, node_group, operation, pool, run, tree
-from ytsched.simulator import SimulationResult, load_scenario, simulate
+from ytsched.simulator import ListRecorder, SimulationResult, load_scenario, simulate
 
 HOUR = 3600.0
 
@@ -265,7 +265,6 @@ def test_regular_preemption_aborts_clique_instances() -> None:
 
 def test_pool_settings_example() -> None:
     scenario = load_scenario(example("pool_settings"))
-    from tests.simulator.helpers import ListRecorder
 
     recorder = ListRecorder()
     result = simulate(scenario, recorder=recorder, until=75 * 60.0, orchid_period=0)
