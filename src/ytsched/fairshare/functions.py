@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import functools
 import gc
+import struct
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import ParamSpec, TypeVar
@@ -187,8 +188,46 @@ def prepare_recursively(element: Element, options: UpdateOptions) -> None:
     _prepare(element, options)
 
 
+_OPERATION_FUNCTIONS: dict[bytes, tuple[PLF, PLF, PLF]] = {}
+"""Memo of :func:`_prepare` for operations: the exact inputs -> (FSBFF, MFFBS, FSBS)."""
+_OPERATION_FUNCTIONS_LIMIT = 1 << 15
+_OPERATION_KEY = struct.Struct("<20d?")
+
+
+def _prepare_operation(element: Element, options: UpdateOptions) -> None:
+    """An operation's three functions depend on nothing but its usage and demand shares, its
+    limits and guarantee shares and whether it uses the step function (see :func:`_fast_fsbff`
+    and :func:`fast_plf.prepare_functions`).  Most operations keep all of these from one update
+    to the next, so the functions are memoized on the exact bit patterns of those inputs (a
+    packed key: ``-0.0`` and ``0.0`` differ, a NaN equals itself); a hit returns the very
+    functions the computation would build again.  The functions are immutable once built
+    (``PLF.from_chain``: the point lists are never modified afterwards), so updates can share
+    them.
+    """
+    usage = element.usage_share
+    demand = element.demand_share
+    limits = element.limits_share
+    guarantee = element.guarantee_share
+    step = _uses_step_function(element, options)
+    key = _OPERATION_KEY.pack(*usage, *demand, *limits, *guarantee, step)
+    found = _OPERATION_FUNCTIONS.get(key)
+    if found is None:
+        xs, ys = fast_plf.operation_fsbff(usage, demand, step)
+        fsbff = PLF.from_chain(xs, ys, VECTOR_OPS)
+        (mx, my), (sx, sv) = fast_plf.prepare_functions(xs, ys, limits, guarantee)
+        found = (fsbff, PLF.from_chain(mx, my, SCALAR_OPS), PLF.from_chain(sx, sv, VECTOR_OPS))
+        if len(_OPERATION_FUNCTIONS) >= _OPERATION_FUNCTIONS_LIMIT:
+            _OPERATION_FUNCTIONS.clear()
+        _OPERATION_FUNCTIONS[key] = found
+    element.fsbff, element.mffbs, element.fsbs = found
+    element.prepared = True
+
+
 def _prepare(element: Element, options: UpdateOptions) -> None:
     if element.prepared:
+        return
+    if _fast_paths and element.is_operation:
+        _prepare_operation(element, options)
         return
     for child in element.children:
         _prepare(child, options)

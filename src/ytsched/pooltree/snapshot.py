@@ -25,8 +25,9 @@ from ytsched.fairshare.model import (
     UpdateOptions,
 )
 from ytsched.fairshare.update import UpdateResult, run_update
+from ytsched.pooltree.operations import OperationState
 from ytsched.pooltree.pool import Pool
-from ytsched.resources import INFINITE_RESOURCES, Vector
+from ytsched.resources import INFINITE_RESOURCES, Vector, vadd
 
 if TYPE_CHECKING:
     from ytsched.pooltree.tree import PoolTree
@@ -114,12 +115,20 @@ def to_snapshot(
             if entry.resource_limits is not None
             else INFINITE_RESOURCES
         )
+        # ``resource_demand`` is this usage plus, while running, the needed resources: the
+        # same sums computed once.
+        usage = operation.resource_usage(tree.name)
+        demand = (
+            vadd(usage, operation.needed_resources())
+            if operation.state is OperationState.RUNNING
+            else usage
+        )
         operations.append(
             OperationSpec(
                 name=operation.id,
                 parent=entry.pool.name,
-                resource_demand=operation.resource_demand(tree.name),
-                resource_usage=operation.resource_usage(tree.name),
+                resource_demand=demand,
+                resource_usage=usage,
                 resource_limits=limits,
                 weight=entry.weight if entry.weight is not None else 1.0,
                 start_time=operation.start_time,

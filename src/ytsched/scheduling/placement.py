@@ -12,7 +12,9 @@ operation the descent picked checks, in YTsaurus's order:
 3. it fits the operation's demand at the last update minus its live usage — else
    ``no_available_demand``;
 4. the "controller" (here: the operation's tasks in spec order) starts the first waiting job
-   that fits both — else ``schedule_allocation_failed``.
+   that fits both — else ``schedule_allocation_failed``; also when the operation was aborted or
+   completed since the last update (the tree state still lists it until the next one; its
+   controller refuses, as YTsaurus's does for an operation that is no longer running).
 
 A failed attempt deactivates the operation for the rest of the stage; the loop goes on while
 the node keeps ``min_spare_allocation_resources_on_node`` free.
@@ -23,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from enum import Enum
 
+from ytsched.pooltree.operations import OperationState
 from ytsched.resources import INFINITE_RESOURCES, Vector
 from ytsched.scheduling.context import HeartbeatContext
 from ytsched.scheduling.nodes import Allocation
@@ -112,6 +115,8 @@ def attempt(
         and smallest[4] <= demand[4] - usage[4] + eps
     ):
         return DeactivationReason.NO_AVAILABLE_DEMAND
+    if op.operation.state is not OperationState.RUNNING:
+        return DeactivationReason.SCHEDULE_ALLOCATION_FAILED
     for task in waiting:
         if fits(task.resources, free) and (not op.limited or fits(task.resources, available)):
             return ctx.start(op, task)
@@ -147,6 +152,8 @@ def _attempt_single(
         and need[4] <= demand[4] - usage[4] + eps
     ):
         return DeactivationReason.NO_AVAILABLE_DEMAND
+    if op.operation.state is not OperationState.RUNNING:
+        return DeactivationReason.SCHEDULE_ALLOCATION_FAILED
     return ctx.start(op, task)
 
 

@@ -23,6 +23,8 @@ import gc
 import math
 from typing import Any
 
+from ytsched.config.resources import ResourceAmounts
+from ytsched.config.strategy import StrategyConfig
 from ytsched.errors import YtschedError
 from ytsched.fairshare.update import UpdateResult
 from ytsched.pooltree.operations import JobState
@@ -46,8 +48,12 @@ from ytsched.scheduling.post_update import build_tree_state
 from ytsched.scheduling.preemptible import PreemptionStatus, preemption_sort_key
 from ytsched.scheduling.preemption import preemptive_scheduling_due, run_preemptive_stages
 from ytsched.scheduling.satisfaction import RESOURCE_EPSILON
+from ytsched.scheduling.state import TreeState
 
 MS = 1000.0
+
+_EMPTY_RESPONSE = HeartbeatResponse()
+"""The answer of a heartbeat that decided nothing (immutable, shared)."""
 
 
 class Scheduler:
@@ -59,6 +65,14 @@ class Scheduler:
         self.last_update_time: float | None = None
         self.clock = 0.0
         """The latest time any call gave (``explain_operation`` measures waiting against it)."""
+        self.fast_path = True
+        """Answer heartbeats whose scheduling stages cannot do anything without running them
+        (see :meth:`_stages_idle`; exact, switchable for tests)."""
+        self._min_spare_source: ResourceAmounts | None = None
+        self._validated_limits: dict[str, Vector] = {}
+        """Per node, the ``resource_limits`` tuple of a heartbeat that passed validation: a
+        later heartbeat passing that very (immutable) tuple needs no second check of it."""
+        self._min_spare_vector: Vector = (0.0, 0.0, 0.0, 0.0, 0.0)
 
     # --- fair-share update -----------------------------------------------------------------
 
@@ -130,7 +144,11 @@ class Scheduler:
 
     def process_heartbeat(self, heartbeat: NodeHeartbeat) -> HeartbeatResponse:
         """Decide what starts, what is interrupted and what is aborted on this node now."""
-        _validate(heartbeat)
+        if self._validated_limits.get(heartbeat.address) is not heartbeat.resource_limits:
+            _validate(heartbeat)
+            self._validated_limits[heartbeat.address] = heartbeat.resource_limits
+        else:
+            _validate_time(heartbeat)
         now = heartbeat.now
         self.clock = max(self.clock, now)
         node = self._register(heartbeat)
@@ -151,14 +169,20 @@ class Scheduler:
         )
         if state is not None:
             strategy = self.trees.strategy
+            min_spare = self._min_spare(strategy)
+            max_started = strategy.max_started_allocations_per_heartbeat
+            if self.fast_path and self._stages_idle(state, node, now, min_spare, max_started):
+                if not outbox.abort:
+                    return _EMPTY_RESPONSE
+                return HeartbeatResponse(abort=tuple(outbox.abort))
             ctx = HeartbeatContext(
                 ledger=self.ledger,
                 tree=state,
                 node=node,
                 now=now,
                 outbox=outbox,
-                min_spare=strategy.min_spare_allocation_resources_on_node.to_vector(0.0),
-                max_started=strategy.max_started_allocations_per_heartbeat,
+                min_spare=min_spare,
+                max_started=max_started,
                 node_tags=pool_node.all_tags,
             )
             preempt_gracefully(ctx)
@@ -166,11 +190,92 @@ class Scheduler:
             if preemptive_scheduling_due(ctx, state.config.preemptive_scheduling_backoff / MS):
                 run_preemptive_stages(ctx)
             self._check_overcommit(ctx, strategy.allowed_node_resources_overcommit_duration / MS)
+        if not (outbox.start or outbox.interrupt or outbox.abort):
+            return _EMPTY_RESPONSE
         return HeartbeatResponse(
             start=tuple(outbox.start),
             interrupt=tuple(outbox.interrupt),
             abort=tuple(outbox.abort),
         )
+
+    def _min_spare(self, strategy: StrategyConfig) -> Vector:
+        """``min_spare_allocation_resources_on_node`` as a vector (configs are frozen: the
+        vector is recomputed only when the strategy's amounts object is replaced)."""
+        amounts = strategy.min_spare_allocation_resources_on_node
+        if amounts is not self._min_spare_source:
+            self._min_spare_source = amounts
+            self._min_spare_vector = amounts.to_vector(0.0)
+        return self._min_spare_vector
+
+    def _stages_idle(
+        self,
+        state: TreeState,
+        node: NodeState,
+        now: float,
+        min_spare: Vector,
+        max_started: int | None,
+    ) -> bool:
+        """Would every scheduling stage of this heartbeat return at its first test?
+
+        When it does, apply the only state changes those stages would make (the preemptive
+        backoff timestamp when the pass is due, the cleared overcommit mark) and return
+        ``True``: the caller answers at once, without a :class:`HeartbeatContext`.  This is
+        exact, not a heuristic: each condition below is the early exit of the stage as written,
+        evaluated on the same state (the stages run on a node that nothing has changed since
+        the checks above, and a stage that returns at its first test changes nothing):
+
+        * ``preempt_gracefully`` returns when the tree has no graceful operation;
+        * ``run_regular_stage``: its loop stops before any attempt when nothing is active in
+          the selector (``best_leaf`` is ``None`` exactly when the root's heap is empty; the
+          tag-filter deactivations before the loop only remove and are undone, leaving every
+          node as it was: a pool with no active child is in no heap) or when the node lacks
+          ``min_spare`` (with no discount and nothing started yet); in the latter case we
+          require no tag-filtered element, so the deactivate/restore round trip, which may
+          permute a heap's layout, is not skipped either;
+        * ``run_preemptive_stages`` (when due): each stage returns before analysing the node
+          when its selector has no active leaf, the aggressive stage unconditionally, the
+          normal one when the node fits its limits and no specified limit is violated;
+        * ``_check_overcommit`` only clears the overcommit mark of a node that fits.
+
+        Anything else (finished jobs, aborts, expired interruptions) was handled before and
+        does not depend on this; ``fast_path = False`` turns the shortcut off (tests compare).
+        """
+        if state.has_graceful_operations:
+            return False
+        limits = node.resource_limits
+        usage = node.usage
+        eps = RESOURCE_EPSILON
+        if not (
+            usage[0] <= limits[0] + eps
+            and usage[1] <= limits[1] + eps
+            and usage[2] <= limits[2] + eps
+            and usage[3] <= limits[3] + eps
+            and usage[4] <= limits[4] + eps
+        ):
+            return False
+        if state.selector.root.heap:
+            if state.tag_filtered:
+                return False
+            spare = (max_started is None or max_started > 0) and (
+                min_spare[0] <= limits[0] - usage[0] + eps
+                and min_spare[1] <= limits[1] - usage[1] + eps
+                and min_spare[2] <= limits[2] - usage[2] + eps
+                and min_spare[3] <= limits[3] - usage[3] + eps
+                and min_spare[4] <= limits[4] - usage[4] + eps
+            )
+            if spare:
+                return False
+        last = node.last_preemptive_scheduling_time
+        due = last is None or now > last + state.config.preemptive_scheduling_backoff / MS
+        if due:
+            for selector in state.preemptive_selectors.values():
+                if selector.root.heap:
+                    return False
+            if state.any_limits_violated():
+                return False
+            node.last_preemptive_scheduling_time = now
+        node.resources_overcommit_since = None
+        return True
 
     def _register(self, heartbeat: NodeHeartbeat) -> NodeState:
         address = heartbeat.address
@@ -234,6 +339,11 @@ class Scheduler:
         """Allocations the node no longer runs are lost (their jobs return to pending);
         allocations whose jobs the pool trees ended are aborted on the node."""
         reported = set(running)
+        for allocation in node.allocations.values():
+            if allocation.job.state is not JobState.RUNNING or allocation.id not in reported:
+                break
+        else:
+            return  # every allocation runs and is reported: nothing to do
         for allocation in list(node.allocations.values()):
             if allocation.job.state is not JobState.RUNNING:
                 reason, explanation = self._ended_elsewhere(allocation)
@@ -246,6 +356,8 @@ class Scheduler:
 
     def _abort_expired(self, node: NodeState, now: float, outbox: Outbox) -> None:
         """Interrupted allocations whose timeout passed are aborted."""
+        if not node.interrupted:
+            return
         expired = [
             a for a in node.interrupted.values() if a.preemption and a.preemption.deadline <= now
         ]
@@ -358,7 +470,7 @@ def _unlink(result: UpdateResult) -> None:
         element.sorted_children = []
 
 
-def _validate(heartbeat: NodeHeartbeat) -> None:
+def _validate_time(heartbeat: NodeHeartbeat) -> None:
     if not heartbeat.address:
         raise YtschedError("InvalidNodeHeartbeat", "a heartbeat needs a node address")
     if not math.isfinite(heartbeat.now):
@@ -367,6 +479,10 @@ def _validate(heartbeat: NodeHeartbeat) -> None:
             f"node {heartbeat.address!r}: heartbeat time {heartbeat.now!r} is not finite",
             node=heartbeat.address,
         )
+
+
+def _validate(heartbeat: NodeHeartbeat) -> None:
+    _validate_time(heartbeat)
     limits = heartbeat.resource_limits
     if len(limits) != len(RESOURCE_NAMES) or any(
         not math.isfinite(value) or value < 0 for value in limits
