@@ -3,13 +3,14 @@
 Starts ``ytsched server`` on loopback, submits vanilla operations with plenty of short jobs,
 then runs N simulated nodes (default 1,000) that heartbeat once per period (default 1 s),
 spread evenly over the period, each over its own keep-alive HTTP connection.  A simulated node
-"runs" a started job for ``--job-duration`` seconds and then reports it completed.
+"runs" a started job for a duration drawn uniformly from [0.5, 1.5] x ``--job-duration`` and
+then reports it completed; a node whose answer comes late skips the beats it missed.
 
 Prints heartbeat latency (end to end, as the node sees it) p50/p90/p99/max and allocations
 started per second over the measurement window (after a warm-up).  Targets: p99 < 50 ms and
 >= 1,000 allocations/s.
 
-    .venv/bin/python benchmarks/service.py --nodes 1000 --seconds 30
+    .venv/bin/python benchmarks/service.py --nodes 1000 --seconds 30 [--timeline]
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import signal
 import statistics
 import subprocess
@@ -55,6 +57,8 @@ class Node:
         self.host, self.port = host, port
         self.limits = {"cpu": slots, "user_slots": slots, "memory": slots * 4 * 2**30}
         self.running: dict[str, tuple[str, float]] = {}
+        """job id -> (operation id, when the job ends)"""
+        self.random = random.Random(index)
         self.finished: list[dict[str, Any]] = []
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
@@ -85,8 +89,8 @@ class Node:
         return result
 
     async def heartbeat(self, now: float, job_duration: float) -> tuple[float, int]:
-        for job_id, (operation_id, started) in list(self.running.items()):
-            if now - started >= job_duration:
+        for job_id, (operation_id, ends) in list(self.running.items()):
+            if now >= ends:
                 del self.running[job_id]
                 self.finished.append(
                     {"operation_id": operation_id, "job_id": job_id, "outcome": "completed"}
@@ -117,7 +121,10 @@ class Node:
                     }
                 )
         for start in answer["start"]:
-            self.running[start["job_id"]] = (start["operation_id"], now)
+            # Durations spread over [0.5, 1.5] x the mean, as real jobs are: with one fixed
+            # duration every job started in the first second would end in the same second.
+            duration = job_duration * self.random.uniform(0.5, 1.5)
+            self.running[start["job_id"]] = (start["operation_id"], now + duration)
         return latency, len(answer["start"])
 
 
@@ -125,6 +132,7 @@ async def drive(
     nodes: list[Node], period: float, seconds: float, warmup: float, job_duration: float
 ) -> tuple[list[float], int, float]:
     latencies: list[float] = []
+    timeline.clear()
     started = 0
     loop = asyncio.get_running_loop()
     begin = loop.time()
@@ -142,11 +150,29 @@ async def drive(
             latency, count = await node.heartbeat(now, job_duration)
             if now >= measure_from:
                 latencies.append(latency)
+                timeline.append((now - measure_from, latency))
                 started += count
-            next_time += period
+            # Like a real node, one heartbeat per period: a late answer skips the missed
+            # beats instead of sending them back to back (which would stretch the window).
+            next_time = max(next_time + period, loop.time())
 
     await asyncio.gather(*(run(i, node) for i, node in enumerate(nodes)))
     return latencies, started, seconds
+
+
+timeline: list[tuple[float, float]] = []
+"""(seconds into the window, latency) of every measured heartbeat, for ``--timeline``."""
+
+
+def print_timeline(samples: list[tuple[float, float]]) -> None:
+    """The worst latency in each 100 ms slice of the window, to see where stalls fall."""
+    worst: dict[int, float] = {}
+    for moment, latency in samples:
+        slot = int(moment * 10)
+        worst[slot] = max(worst.get(slot, 0.0), latency)
+    cells = [f"{slot / 10:6.1f}s {1000 * worst[slot]:7.1f}ms" for slot in sorted(worst)]
+    for row in range(0, len(cells), 6):
+        print("  ".join(cells[row : row + 6]))
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -174,9 +200,16 @@ def main() -> None:
     parser.add_argument("--slots", type=int, default=8, help="user_slots (and cores) per node")
     parser.add_argument("--period", type=float, default=1.0, help="heartbeat period, seconds")
     parser.add_argument("--seconds", type=float, default=30.0, help="measurement window")
-    parser.add_argument("--warmup", type=float, default=5.0)
-    parser.add_argument("--job-duration", type=float, default=2.0)
+    parser.add_argument(
+        "--warmup", type=float, default=10.0, help="seconds before the window (the fill)"
+    )
+    parser.add_argument(
+        "--job-duration", type=float, default=6.0, help="mean job duration, seconds"
+    )
     parser.add_argument("--operations", type=int, default=30)
+    parser.add_argument(
+        "--timeline", action="store_true", help="print the worst latency of every 100 ms"
+    )
     parser.add_argument(
         "--priority",
         type=int,
@@ -255,6 +288,8 @@ def main() -> None:
             f" p99={percentile(ms, 0.99):.1f} max={max(ms):.1f} mean={statistics.mean(ms):.1f}"
         )
         print(f"allocations started: {started} ({started / seconds:.0f}/s)")
+        if args.timeline:
+            print_timeline(timeline)
         with Client(f"http://127.0.0.1:{port}", TOKEN) as yt:
             server_side = parse_metrics(yt.metrics())
         for name in (

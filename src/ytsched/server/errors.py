@@ -29,6 +29,7 @@ STATUS_BY_CODE = {
     "PoolTreeAlreadyExists": 409,
     "OperationAlreadyExists": 409,
     "AlreadyExists": 409,
+    "RequestTooLarge": 413,
     "SchedulerUnavailable": 503,
 }
 

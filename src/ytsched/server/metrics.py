@@ -35,6 +35,14 @@ class Metrics:
             buckets=LATENCY_BUCKETS,
             registry=self.registry,
         )
+        self.gc_pause_seconds = Histogram(
+            "ytsched_gc_pause_seconds",
+            "Pauses of Python's cyclic garbage collector, by generation (every request and"
+            " heartbeat waits meanwhile).",
+            ["generation"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
         self.heartbeats = Counter(
             "ytsched_heartbeats", "Node heartbeats processed.", registry=self.registry
         )
@@ -51,6 +59,9 @@ class Metrics:
 
     def observe_update(self, seconds: float) -> None:
         self.update_seconds.observe(seconds)
+
+    def observe_gc_pause(self, generation: int, seconds: float) -> None:
+        self.gc_pause_seconds.labels(generation=str(generation)).observe(seconds)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -14,9 +14,11 @@ import sys
 from pathlib import Path
 
 import uvicorn
+import uvloop
 
 from ytsched.server.app import create_app
 from ytsched.server.cluster import Cluster, ServiceConfig
+from ytsched.server.gcpolicy import CollectorPolicy
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -32,6 +34,8 @@ def serve(config: ServiceConfig, host: str, port: int, port_file: Path | None = 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     cluster = Cluster(config)
     app = create_app(cluster)
+    cluster.collector = CollectorPolicy(observe=cluster.metrics.observe_gc_pause)
+    cluster.collector.install()
     sock = bind(host, port)
     actual = sock.getsockname()[1]
     server = uvicorn.Server(
@@ -52,7 +56,11 @@ def serve(config: ServiceConfig, host: str, port: int, port_file: Path | None = 
         await task
 
     try:
-        asyncio.run(main())
+        # uvloop, as uvicorn itself would pick: its socket transport costs a fraction of
+        # asyncio's selector loop on the heartbeat path (see docs/performance.md).
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            runner.run(main())
     finally:
+        cluster.collector.uninstall()
         cluster.close()
         sys.stdout.flush()
