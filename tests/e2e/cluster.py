@@ -60,8 +60,10 @@ class ProcessCluster:
         heartbeat_period: float = 0.2,
         node_heartbeat_timeout: float = 2.0,
         update_period: float = 0.1,
+        server_args: list[str] | None = None,
     ) -> None:
         self.root = root
+        self.server_args = list(server_args or [])
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.node_count = nodes
@@ -116,6 +118,7 @@ class ProcessCluster:
                 str(self.node_heartbeat_timeout),
                 "--fair-share-update-period",
                 str(self.update_period),
+                *self.server_args,
             ],
         )
         server = self.server

@@ -161,6 +161,7 @@ def local(
             )
         click.echo("ytsched local cluster is up")
         click.echo(f"  URL:          {url}")
+        click.echo(f"  Web UI:       {url}/ui/ (log in with the admin token)")
         click.echo(f"  admin token:  {token}")
         click.echo(f"  nodes:        {', '.join(addresses) or 'none'} ({node_resources} each)")
         click.echo(f"  data, logs:   {data_dir}")

@@ -97,6 +97,27 @@ def admin_token_for(data_dir: Path, given: str | None) -> str:
     "--fair-share-update-period", type=float, help="Seconds (default: the scheduler config, 0.2)."
 )
 @click.option("--durable", is_flag=True, help="fsync every commit (survive power loss).")
+@click.option(
+    "--history-samples",
+    default=720,
+    show_default=True,
+    type=click.IntRange(min=2),
+    help="Samples of pool and operation shares kept for the Web UI's charts.",
+)
+@click.option(
+    "--history-period",
+    default=5.0,
+    show_default=True,
+    type=click.FloatRange(min=0),
+    help="Seconds between history samples.",
+)
+@click.option(
+    "--ui-refresh-period",
+    default=5.0,
+    show_default=True,
+    type=click.FloatRange(min=0.1),
+    help="Seconds between live refreshes of Web UI pages.",
+)
 @reports_errors
 def server(
     data_dir: Path,
@@ -109,8 +130,11 @@ def server(
     heartbeat_period: float,
     fair_share_update_period: float | None,
     durable: bool,
+    history_samples: int,
+    history_period: float,
+    ui_refresh_period: float,
 ) -> None:
-    """Run the scheduler service (HTTP API, OpenAPI at /docs and /openapi.json)."""
+    """Run the scheduler service (HTTP API, OpenAPI at /docs and /openapi.json, Web UI at /ui)."""
     from ytsched.server.cluster import ServiceConfig
     from ytsched.server.runner import serve
 
@@ -123,6 +147,9 @@ def server(
         fair_share_update_period=fair_share_update_period,
         durable=durable,
         initial_pool_trees=load_pool_trees(pool_trees),
+        history_samples=history_samples,
+        history_period=history_period,
+        ui_refresh_period=ui_refresh_period,
     )
     serve(config, host, port, port_file)
 

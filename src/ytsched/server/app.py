@@ -55,6 +55,7 @@ from ytsched.server.models import (
     SuspendOperationRequest,
     UpdateParametersRequest,
 )
+from ytsched.server.ui import mount as mount_ui
 from ytsched.server.ypath import parse
 
 log = logging.getLogger("ytsched.server")
@@ -281,4 +282,5 @@ def create_app(cluster: Cluster, *, background: bool = True) -> FastAPI:
         # A ready response skips FastAPI's generic encoder: this is the hot path.
         return JSONResponse(heartbeats.process(cluster, body))
 
+    mount_ui(app)  # the Web UI under /ui (docs/ui.md)
     return app

@@ -25,6 +25,7 @@ from ytsched.scheduling.scheduler import Scheduler
 from ytsched.server.auth import DEFAULT_POOL_TREES_ACL, AclNode, Auth
 from ytsched.server.errors import ApiError
 from ytsched.server.gcpolicy import CollectorPolicy
+from ytsched.server.history import History
 from ytsched.store import OperationRow, Store
 
 log = logging.getLogger("ytsched.server")
@@ -62,6 +63,14 @@ class ServiceConfig:
     requests of one interval share one commit and are answered after it)."""
     job_output_limit: int = 64 * 1024
     """Bytes of a job's stdout and stderr kept by the server (the tail)."""
+    history_samples: int = 720
+    """Samples of pool and operation shares kept for the Web UI's charts (a ring)."""
+    history_period: float = 5.0
+    """Seconds between history samples (taken after a fair-share update)."""
+    history_finished_operations: int = 100
+    """Finished operations whose history is kept (the oldest are dropped)."""
+    ui_refresh_period: float = 5.0
+    """Seconds between the Web UI's live refreshes of a page."""
 
 
 @dataclass(slots=True)
@@ -106,6 +115,12 @@ class Cluster:
         revive(self)
         self.scheduler = Scheduler(self.trees)
         self.scheduler.adopt_running_jobs()
+        self.history = History(
+            self.trees,
+            capacity=config.history_samples,
+            period=config.history_period,
+            finished_operations=config.history_finished_operations,
+        )
         self.store.commit()
         self._commit_waiter: asyncio.Future[None] | None = None
         self._last_commit = float("-inf")
@@ -261,6 +276,7 @@ class Cluster:
         started = time.perf_counter()
         self.scheduler.update(now)
         self.last_update_duration = time.perf_counter() - started
+        self.history.record(now)
         self.metrics.observe_update(self.last_update_duration)
         self.last_update_time = now
         self.persist_volumes()

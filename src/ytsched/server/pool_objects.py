@@ -372,6 +372,38 @@ def _remove_from_tree(cluster: Cluster, tree_name: str, path: YPath, attribute: 
     _commit(cluster, tree_name)
 
 
+def update_pool_attributes(
+    cluster: Cluster, user: str, tree_name: str, pool_name: str, patch: Mapping[str, Any]
+) -> None:
+    """Set several pool attributes at once, all or nothing (``None`` resets one, as ``remove``).
+
+    This is ``set //sys/pool_trees/<tree>/<pool>/@<attribute>`` for a whole edit form (the Web
+    UI's): the same ``administer`` check on the pool, the same live-model validation (one
+    ``update_pool`` over the whole patch, so a refused value changes nothing), the same commit.
+    """
+    editable_pool(cluster, tree_name, pool_name)
+    cluster.require_pool_permission(user, "administer", tree_name, pool_name)
+    unknown = sorted(set(patch) - POOL_OPTION_NAMES)
+    if unknown:
+        raise ApiError(
+            "InvalidAttribute",
+            f"//sys/pool_trees/{tree_name}/{pool_name}: not pool attributes: {unknown}",
+        )
+    cluster.tree(tree_name).update_pool(pool_name, dict(patch), now=cluster.now())
+    _commit(cluster, tree_name)
+
+
+def editable_pool(cluster: Cluster, tree_name: str, pool_name: str) -> Pool:
+    """The explicit pool a ``set`` of its attributes targets (``ResolveError`` otherwise)."""
+    pool = cluster.tree(tree_name).pools.get(pool_name)
+    path = f"//sys/pool_trees/{tree_name}/{pool_name}"
+    if pool is None or pool.is_ephemeral:
+        raise resolve_error(path, f"pool {pool_name!r} does not exist in tree {tree_name!r}")
+    if pool.is_root:
+        raise ApiError("NotSupported", f"{path}: the root pool is configured by the tree config")
+    return pool
+
+
 def _remove_pool(cluster: Cluster, tree: PoolTree, name: str, recursive: bool) -> None:
     pool = tree.pool(name)
     subtree = list(pool.descendants())
