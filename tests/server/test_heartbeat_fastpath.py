@@ -80,3 +80,38 @@ def test_other_methods_and_paths_reach_the_framework(service: Service) -> None:
     assert response.json()["code"] == "MethodNotAllowed"
     schema = service.http.get("/openapi.json").json()
     assert HEARTBEAT_PATH in schema["paths"]
+
+
+def test_periodic_update_serves_heartbeats_between_its_halves(service: Service) -> None:
+    import asyncio
+
+    from ytsched.server import heartbeats
+    from ytsched.server.models import HeartbeatRequest
+
+    cluster = service.cluster
+    assert cluster is not None
+
+    def start(pool: str) -> str:
+        spec = {"pool": pool, "tasks": {"t": {"job_count": 1, "command": "true"}}}
+        return str(service.call("start_op", operation_type="vanilla", spec=spec)["operation_id"])
+
+    first = start("batch")
+    service.tick()
+    second = start("research")
+
+    def beat(address: str) -> set[str]:
+        request = HeartbeatRequest(address=address, resource_limits=NODE_LIMITS)
+        return {s["operation_id"] for s in heartbeats.process(cluster, request)["start"]}
+
+    async def scenario() -> tuple[set[str], set[str]]:
+        service.now[0] += 1.0
+        update = asyncio.create_task(cluster.tick_concurrently(pause=0.05))
+        await asyncio.sleep(0.01)  # inside the pause: the computation ran, the state is old
+        during = beat("n1")
+        await update
+        return during, beat("n2")
+
+    during, after = asyncio.run(scenario())
+    assert during == {first}  # the second operation is not in the scheduling state yet
+    assert after == {second}
+    assert cluster.last_update_time == service.now[0]

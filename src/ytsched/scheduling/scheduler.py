@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import gc
 import math
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ytsched.config.resources import ResourceAmounts
 from ytsched.config.strategy import StrategyConfig
@@ -49,6 +52,9 @@ from ytsched.scheduling.preemptible import PreemptionStatus, preemption_sort_key
 from ytsched.scheduling.preemption import preemptive_scheduling_due, run_preemptive_stages
 from ytsched.scheduling.satisfaction import RESOURCE_EPSILON
 from ytsched.scheduling.state import TreeState
+
+if TYPE_CHECKING:
+    from ytsched.pooltree.tree import PoolTree
 
 MS = 1000.0
 
@@ -79,34 +85,51 @@ class Scheduler:
     def update(self, now: float) -> dict[str, UpdateResult]:
         """Fair-share update of every tree at ``now``, then starvation and preemptible lists.
 
-        Python's cyclic garbage collector is paused meanwhile: the update builds tens of
-        thousands of objects, and collections triggered on the way would walk them many times
-        over.  The young generations are collected once at the end, here rather than in the
-        next heartbeat.
+        The same as :meth:`begin_update` followed at once by :meth:`finish_update`, with the
+        cyclic garbage collector paused (see :func:`collector_paused`).
         """
-        if not gc.isenabled():
-            return self._update(now)
-        gc.disable()
-        try:
-            return self._update(now)
-        finally:
-            gc.enable()
-            gc.collect(1)
+        with collector_paused():
+            return self.finish_update(self.begin_update(now))
 
-    def _update(self, now: float) -> dict[str, UpdateResult]:
+    def begin_update(self, now: float) -> PendingUpdate:
+        """The fair-share computation of an update, not yet visible to heartbeats.
+
+        Heartbeats may run between this and :meth:`finish_update` (the service lets them,
+        so that no heartbeat waits for a whole update): they keep scheduling with the previous
+        state, as YTsaurus's node shards do while the fair-share update runs on its own pool.
+        """
         self._reconcile_all()
         replaced = [tree.last_result for tree in self.trees.trees.values()]
         results = self.trees.update(now)
-        for result in replaced:
-            if result is not None:
-                _unlink(result)
+        structure = {name: _structure(self.trees.trees[name]) for name in results}
+        return PendingUpdate(now, results, replaced, structure)
+
+    def finish_update(self, pending: PendingUpdate) -> dict[str, UpdateResult]:
+        """Build the scheduling state (starvation, preemptible lists, selectors) from a
+        computation of :meth:`begin_update`.
+
+        The state is built from the live trees with the computed shares looked up by name, so
+        it needs a result computed on the same structure: when a pool or operation appeared,
+        moved or left, or a tree's config or the set of trees changed in between, the
+        computation is done again first (at the same ``now``: integral volumes do not move
+        twice).  Changes of usage in between need nothing: the state reads live usage.
+        """
+        trees = self.trees.trees
+        if set(trees) != set(pending.structure) or any(
+            _structure(trees[name]) != shape for name, shape in pending.structure.items()
+        ):
+            again = self.begin_update(pending.now)
+            again.replaced = [*pending.replaced, *again.replaced]
+            pending = again
+        now = pending.now
+        results = pending.results
         ledger = self.ledger
         for name, result in results.items():
             previous = ledger.tree_states.get(name)
             if previous is not None:
                 previous.dispose()
             ledger.tree_states[name] = build_tree_state(
-                self.trees.trees[name],
+                trees[name],
                 result,
                 now,
                 ledger.records.setdefault(name, {}),
@@ -114,6 +137,10 @@ class Scheduler:
             )
         for name in [n for n in ledger.tree_states if n not in results]:
             ledger.tree_states.pop(name).dispose()
+        current = {id(result) for result in results.values()}
+        for replaced in pending.replaced:
+            if replaced is not None and id(replaced) not in current:
+                _unlink(replaced)
         self.last_update_time = now
         self.clock = max(self.clock, now)
         return results
@@ -455,6 +482,52 @@ class Scheduler:
                 record = self.ledger.records.get(allocation.tree, {}).get(allocation.operation_id)
                 return record.allocations.status(allocation) if record is not None else None
         return None
+
+
+@dataclass(slots=True)
+class PendingUpdate:
+    """A fair-share computation (:meth:`Scheduler.begin_update`) not yet applied."""
+
+    now: float
+    results: dict[str, UpdateResult]
+    replaced: list[UpdateResult | None]
+    """The results these replace, unlinked once the new scheduling state is in place."""
+    structure: dict[str, tuple[object, ...]]
+    """Per tree, what :func:`_structure` was when the shares were computed."""
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector around (a part of) an update.
+
+    The update builds tens of thousands of objects, and collections triggered on the way
+    would walk them many times over; the young generations are collected once at the end,
+    here rather than in the next heartbeat.  Nested uses (or a collector already disabled by
+    the caller) leave it alone.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+        gc.collect(1)
+
+
+def _structure(tree: PoolTree) -> tuple[object, ...]:
+    """What the scheduling state's construction needs to match between an update's
+    computation and its application: the tree's config object, every pool with its parent,
+    every operation with its pool."""
+    return (
+        id(tree.config),
+        tuple(
+            (pool.name, pool.parent.name if pool.parent is not None else None)
+            for pool in tree.root.descendants()
+        ),
+        tuple((entry.id, entry.pool.name) for entry in tree.operations.values()),
+    )
 
 
 def _unlink(result: UpdateResult) -> None:

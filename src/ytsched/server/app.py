@@ -104,7 +104,7 @@ async def periodic(cluster: Cluster) -> None:
     while True:
         await asyncio.sleep(cluster.update_period)
         try:
-            cluster.tick()
+            await cluster.tick_concurrently()
         except Exception:  # keep the loop alive; the error is a bug to be logged
             log.exception("periodic update failed")
 

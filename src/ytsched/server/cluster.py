@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ytsched.pooltree import Operation, PoolTree, PoolTrees
-from ytsched.scheduling.scheduler import Scheduler
+from ytsched.scheduling.scheduler import Scheduler, collector_paused
 from ytsched.server.auth import DEFAULT_POOL_TREES_ACL, AclNode, Auth
 from ytsched.server.errors import ApiError
 from ytsched.server.gcpolicy import CollectorPolicy
@@ -29,6 +29,9 @@ from ytsched.server.history import History
 from ytsched.store import OperationRow, Store
 
 log = logging.getLogger("ytsched.server")
+
+UPDATE_PAUSE = 0.005
+"""Seconds the service serves requests between the two halves of a fair-share update."""
 
 
 def iso(moment: float | None) -> str | None:
@@ -268,14 +271,37 @@ class Cluster:
 
     def tick(self) -> None:
         """One period: node liveness, time limits, the fair-share update, volumes."""
+        now = self._begin_tick()
+        started = time.perf_counter()
+        self.scheduler.update(now)
+        self._end_tick(now, time.perf_counter() - started)
+
+    async def tick_concurrently(self, pause: float = UPDATE_PAUSE) -> None:
+        """One period as the service runs it: the fair-share computation, a pause of
+        ``pause`` seconds in which waiting heartbeats and commands are served, then the
+        scheduling state built from the computation (``Scheduler.begin_update`` /
+        ``finish_update``).  No heartbeat waits for a whole update, only for one half."""
+        now = self._begin_tick()
+        started = time.perf_counter()
+        with collector_paused():
+            pending = self.scheduler.begin_update(now)
+        computing = time.perf_counter() - started
+        await asyncio.sleep(pause)
+        started = time.perf_counter()
+        with collector_paused():
+            self.scheduler.finish_update(pending)
+        self._end_tick(now, computing + time.perf_counter() - started)
+
+    def _begin_tick(self) -> float:
         from ytsched.server.operations import enforce_time_limits
 
         now = self.now()
         self.nodes.check_liveness(now)
         enforce_time_limits(self, now)
-        started = time.perf_counter()
-        self.scheduler.update(now)
-        self.last_update_duration = time.perf_counter() - started
+        return now
+
+    def _end_tick(self, now: float, update_duration: float) -> None:
+        self.last_update_duration = update_duration
         self.history.record(now)
         self.metrics.observe_update(self.last_update_duration)
         self.last_update_time = now
