@@ -204,7 +204,10 @@ def main() -> None:
         "--warmup", type=float, default=10.0, help="seconds before the window (the fill)"
     )
     parser.add_argument(
-        "--job-duration", type=float, default=6.0, help="mean job duration, seconds"
+        "--job-duration",
+        type=float,
+        default=7.5,
+        help="mean job duration, seconds (7.5 s: 1,000 nodes of 8 slots start ~1,000 a second)",
     )
     parser.add_argument("--operations", type=int, default=30)
     parser.add_argument(

@@ -132,3 +132,19 @@ def test_explain_keeps_every_transition_with_reasons() -> None:
     assert "promoted: pool 'p' has room" in reasons[1]
     assert reasons[2] == "no longer needed"
     assert trees.orchid()["operations"]["b"]["state"] == "aborted"
+
+
+def test_forget_job_drops_only_ended_jobs() -> None:
+    trees, _ = scheduler()
+    operation = trees.start_operation("op", user="u", spec=vanilla("p", jobs=3), now=1)
+    first = trees.start_job("op", "main", node="node1", now=2)
+    second = trees.start_job("op", "main", node="node1", now=2)
+    assert not operation.forget_job(first.id)  # running: kept
+    trees.complete_job("op", first.id, now=3)
+    assert operation.forget_job(first.id)
+    assert first.id not in operation.jobs and second.id in operation.jobs
+    assert not operation.forget_job(first.id) and not operation.forget_job("nope")
+    assert operation.tasks["main"].completed_count == 1  # the totals stay
+    with pytest.raises(SchedulerError) as refused:
+        trees.complete_job("op", first.id, now=4)
+    assert refused.value.code == "NoSuchJob"

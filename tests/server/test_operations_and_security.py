@@ -96,6 +96,24 @@ def test_heartbeats_run_jobs_to_completion(service: Service) -> None:
     assert service.call("get_job", job_id=started[0])["state"] == "completed"
 
 
+def test_ended_jobs_leave_memory_once_recorded(service: Service) -> None:
+    service.heartbeat()
+    op = _start(service, jobs=4)
+    service.tick()
+    started = [job["job_id"] for job in service.heartbeat()["start"]]
+    assert service.cluster is not None
+    live = service.cluster.trees.operations[op]
+    assert set(live.jobs) == set(started)
+    done, still = started[:2], started[2:]
+    service.heartbeat(
+        running=still,
+        finished=[{"operation_id": op, "job_id": j, "outcome": "completed"} for j in done],
+    )
+    assert set(live.jobs) == set(still)  # only running jobs stay in the live model
+    assert [service.call("get_job", job_id=j)["state"] for j in done] == ["completed"] * 2
+    assert service.call("get_operation", operation_id=op)["state"] == "running"
+
+
 def test_abort_op_aborts_jobs_on_the_node(service: Service) -> None:
     service.heartbeat()
     op = _start(service, jobs=2)

@@ -271,6 +271,20 @@ class Operation:
             )
         return job
 
+    def forget_job(self, job_id: str) -> bool:
+        """Drop an ended job from :attr:`jobs` (a running job is kept); returns whether it was
+        dropped.
+
+        The model needs ended jobs only until their owner recorded them (the service writes
+        them to its store; the per-task counters keep the totals), and a long-running service
+        starts millions of jobs: without this, every job ever started stays in memory.
+        """
+        job = self.jobs.get(job_id)
+        if job is None or job.state is JobState.RUNNING:
+            return False
+        del self.jobs[job_id]
+        return True
+
     def _end_job(self, job: Job, state: JobState, now: float, reason: str | None) -> None:
         job.state = state
         job.finish_time = now

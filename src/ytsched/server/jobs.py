@@ -78,9 +78,14 @@ class JobTracker:
         return None if operation is None else operation.jobs.get(job_id)
 
     def reconcile(self, job_ids: Iterable[str]) -> list[str]:
-        """Write jobs that stopped running in the model; returns their operations."""
+        """Write jobs that stopped running in the model; returns their operations.
+
+        Once written, an ended job is dropped from the live operation (``forget_job``): the
+        store is its record from then on, and memory does not grow with every job started.
+        """
         touched: list[str] = []
         rows: list[tuple[str, str, float | None, str | None, str | None]] = []
+        ended: list[tuple[str, str]] = []
         for job_id in list(job_ids):
             entry = self.running.get(job_id)
             if entry is None:
@@ -94,10 +99,16 @@ class JobTracker:
                 state = job.state.value
                 abort_reason = job.reason if state == "aborted" else None
                 rows.append((job_id, state, job.finish_time, job.reason, abort_reason))
+                ended.append((entry[0], job_id))
             self._remove(job_id)
             touched.append(entry[0])
         if rows:
             self.cluster.store.finish_jobs(rows)
+        operations = self.cluster.trees.operations
+        for operation_id, job_id in ended:
+            operation = operations.get(operation_id)
+            if operation is not None:
+                operation.forget_job(job_id)
         return touched
 
     def reconcile_node(self, address: str) -> list[str]:
