@@ -148,3 +148,15 @@ def test_forget_job_drops_only_ended_jobs() -> None:
     with pytest.raises(SchedulerError) as refused:
         trees.complete_job("op", first.id, now=4)
     assert refused.value.code == "NoSuchJob"
+
+
+def test_forget_operation_drops_only_finished_operations() -> None:
+    trees, _ = scheduler()
+    trees.start_operation("done", user="u", spec=vanilla("p", jobs=1), now=1)
+    trees.start_operation("busy", user="u", spec=vanilla("p", jobs=1), now=1)
+    trees.complete_operation("done", now=2)
+    assert not trees.forget_operation("busy") and not trees.forget_operation("nope")
+    assert trees.forget_operation("done")
+    assert "done" not in trees.operations and "busy" in trees.operations
+    tree = trees.trees["physical"]
+    assert "done" not in tree.operations and "busy" in tree.operations

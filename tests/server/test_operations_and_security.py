@@ -114,6 +114,29 @@ def test_ended_jobs_leave_memory_once_recorded(service: Service) -> None:
     assert service.call("get_operation", operation_id=op)["state"] == "running"
 
 
+def test_old_finished_operations_leave_the_live_model(service: Service) -> None:
+    assert service.cluster is not None
+    service.cluster.config.finished_operations_in_memory = 2
+    service.heartbeat()
+    finished = []
+    for _ in range(4):
+        op = _start(service, jobs=1)
+        service.tick()
+        (job,) = [s["job_id"] for s in service.heartbeat()["start"]]
+        service.heartbeat(finished=[{"operation_id": op, "job_id": job, "outcome": "completed"}])
+        finished.append(op)
+    live = service.cluster.trees.operations
+    assert [op in live for op in finished] == [False, False, True, True]
+    # The store still answers for the forgotten ones, as after a restart.
+    oldest = finished[0]
+    assert service.call("get_operation", operation_id=oldest)["state"] == "completed"
+    assert [j["state"] for j in service.call("list_jobs", operation_id=oldest)["jobs"]] == [
+        "completed"
+    ]
+    assert "completed" in service.call("explain_operation", operation_id=oldest)["text"]
+    assert service.error("abort_op", operation_id=oldest)[0] == 400
+
+
 def test_abort_op_aborts_jobs_on_the_node(service: Service) -> None:
     service.heartbeat()
     op = _start(service, jobs=2)

@@ -393,6 +393,20 @@ class PoolTrees:
             tree.clock = max(tree.clock, now)
             admission.unregister(tree, operation_id, now, reason)
 
+    def forget_operation(self, operation_id: str) -> bool:
+        """Drop a finished operation from :attr:`operations`; returns whether it was dropped.
+
+        A finished operation is already out of every tree (admission unregistered it); only
+        this map still holds it, for its history (``explain``).  Its owner drops it once it
+        has recorded it elsewhere, so that a long-running scheduler does not keep every
+        operation it ever ran.  An operation that is not finished is kept.
+        """
+        operation = self.operations.get(operation_id)
+        if operation is None or not operation.state.is_final:
+            return False
+        del self.operations[operation_id]
+        return True
+
     def complete_operation(
         self, operation_id: str, *, now: float | None = None, reason: str = "completed"
     ) -> Operation:

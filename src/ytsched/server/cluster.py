@@ -12,6 +12,7 @@ preemption on heartbeats and runs the fair-share update; see :mod:`ytsched.serve
 from __future__ import annotations
 
 import asyncio
+import collections
 import datetime
 import logging
 import time
@@ -61,6 +62,9 @@ class ServiceConfig:
     """Scheduler-wide options (``StrategyConfig``), used when the data directory is new."""
     initial_pool_trees: dict[str, Any] | None = None
     """Pool trees document loaded into a new data directory (see ``examples/local``)."""
+    finished_operations_in_memory: int = 1000
+    """Finished operations kept in the live model (their ``explain`` story); older ones are
+    served from the store alone, as after a restart."""
     commit_interval: float = 0.005
     """Seconds; the shortest time between two commits of the store (group commit: the
     requests of one interval share one commit and are answered after it)."""
@@ -106,6 +110,8 @@ class Cluster:
         self.pool_acls: dict[tuple[str, str], dict[str, Any]] = {}
         self.pool_trees_acl: list[dict[str, Any]] = list(DEFAULT_POOL_TREES_ACL)
         self.operations: dict[str, OperationRecord] = {}
+        self._finished_live: collections.deque[str] = collections.deque()
+        """Finished operations still in the live model, oldest first."""
         self.alerts: list[dict[str, Any]] = []
         self.jobs = JobTracker(self)
         self.nodes = NodeTracker(self)
@@ -256,9 +262,17 @@ class Cluster:
             if record is not None and live is not None:
                 was_final = record.row.state in ("completed", "failed", "aborted")
                 sync_record(self, record, live)
-                finished = finished or (not was_final and live.state.is_final)
+                if not was_final and live.state.is_final:
+                    finished = True
+                    self._retire(operation_id)
         if finished and operation_ids is not None:
             self.sync_operations()
+
+    def _retire(self, operation_id: str) -> None:
+        """A finished operation was recorded: keep the newest few in the live model only."""
+        self._finished_live.append(operation_id)
+        while len(self._finished_live) > self.config.finished_operations_in_memory:
+            self.trees.forget_operation(self._finished_live.popleft())
 
     def active_operation_ids(self) -> list[str]:
         return [
