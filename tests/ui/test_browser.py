@@ -153,7 +153,10 @@ def test_every_page_renders_with_real_operations(admin: Session, yt: Client) -> 
         page.wait_for_function(
             "() => parseFloat(document.querySelector('tr[data-pool=\"busy\"]').dataset.usage) > 0"
         )
-        assert page.locator("tr[data-pool='busy'] .bar.usage").bounding_box()["width"] > 0
+        page.wait_for_function(
+            """() => document.querySelector("tr[data-pool='busy'] .bar.usage")
+                .getBoundingClientRect().width > 0"""
+        )
         assert page.locator(".totals .card").count() >= 4
 
         admin.goto("/ui/trees/default/pools/busy")
@@ -189,10 +192,15 @@ def test_usage_bars_follow_usage_without_reloading(admin: Session, yt: Client) -
     page = admin.page
     admin.goto("/ui/trees/default")
     bar = "tr[data-pool='idle'] .bar.usage"
-    assert page.locator(bar).bounding_box()["width"] == 0
+    child = page.locator("tr[data-pool='child']")
+    # The table is swapped every 0.3 s: checks wait (and retry) rather than read once, so that
+    # a swap landing between an action and its check cannot fail the test.
+    page.wait_for_function(
+        f'() => document.querySelector("{bar}").getBoundingClientRect().width === 0'
+    )
     # Collapse "parent": the live refresh must keep the user's view.
     page.click("[data-toggle='parent']")
-    assert page.locator("tr[data-pool='child']").is_hidden()
+    playwright_api.expect(child).to_be_hidden()
     page.evaluate("window.__notReloaded = true")
     op = yt.run_vanilla("sleep 60", job_count=2, pool="idle")
     try:
@@ -200,7 +208,7 @@ def test_usage_bars_follow_usage_without_reloading(admin: Session, yt: Client) -
             f'() => document.querySelector("{bar}").getBoundingClientRect().width > 0'
         )
         assert page.evaluate("window.__notReloaded") is True
-        assert page.locator("tr[data-pool='child']").is_hidden()
+        playwright_api.expect(child).to_be_hidden()
         usage = float(page.get_attribute("tr[data-pool='idle']", "data-usage") or 0)
         assert usage > 0
     finally:
@@ -209,7 +217,7 @@ def test_usage_bars_follow_usage_without_reloading(admin: Session, yt: Client) -
         f'() => document.querySelector("{bar}").getBoundingClientRect().width === 0'
     )
     page.click("[data-toggle='parent']")
-    assert page.locator("tr[data-pool='child']").is_visible()
+    playwright_api.expect(child).to_be_visible()
 
 
 def test_an_admin_edit_is_validated_then_applied(admin: Session, yt: Client) -> None:

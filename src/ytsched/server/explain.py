@@ -29,7 +29,9 @@ def explain(cluster: Cluster, operation_id: object) -> dict[str, Any]:
     row = record.row
     live = cluster.live_operation(op_id)
     story = live.explain() if live is not None else {}
-    orchid = cluster.orchid()
+    # Only per-tree operation attributes are read: the scheduler's own orchid has them,
+    # without the service orchid's deep copy and its walk over every node and job.
+    orchid = cluster.scheduler.orchid()
     per_tree: dict[str, Any] = {}
     for tree, view in orchid.get("pool_trees", {}).items():
         attributes = view.get("operations", {}).get(op_id)
