@@ -51,26 +51,3 @@ def test_structure_changes_in_between_redo_the_computation() -> None:
         assert replaced.root.children == []
     started = cluster.heartbeat(now=2.0).start
     assert {s.operation_id for s in started} == {"op1", "op2"}
-
-
-def test_whole_update_and_its_halves_decide_the_same() -> None:
-    def run(split: bool) -> list[tuple[str, str]]:
-        cluster = Cluster(nodes=2)
-        cluster.pool("a", weight=2)
-        cluster.pool("b")
-        cluster.operation("op1", vanilla("a", jobs=30))
-        cluster.operation("op2", vanilla("b", jobs=30))
-        decisions = []
-        for step in range(1, 8):
-            if split:
-                pending = cluster.scheduler.begin_update(float(step))
-                cluster.scheduler.finish_update(pending)
-            else:
-                cluster.update(float(step))
-            for address, response in cluster.heartbeat_all(now=float(step)).items():
-                decisions.extend((address, s.job_id) for s in response.start)
-            for job in cluster.running()[:3]:
-                cluster.finish(job)
-        return decisions
-
-    assert run(split=True) == run(split=False)

@@ -14,6 +14,7 @@ import click
 
 from ytsched.cli.common import reports_errors
 from ytsched.errors import YtschedError
+from ytsched.server import defaults
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 DEFAULT_POOL_TREES = REPO_ROOT / "examples" / "local" / "pool_trees.yson"
@@ -83,13 +84,13 @@ def admin_token_for(data_dir: Path, given: str | None) -> str:
 )
 @click.option(
     "--node-heartbeat-timeout",
-    default=15.0,
+    default=defaults.NODE_HEARTBEAT_TIMEOUT,
     show_default=True,
     help="Seconds before a silent node is offline and its jobs rescheduled.",
 )
 @click.option(
     "--heartbeat-period",
-    default=1.0,
+    default=defaults.HEARTBEAT_PERIOD,
     show_default=True,
     help="Seconds between node heartbeats (told to nodes).",
 )
@@ -99,21 +100,21 @@ def admin_token_for(data_dir: Path, given: str | None) -> str:
 @click.option("--durable", is_flag=True, help="fsync every commit (survive power loss).")
 @click.option(
     "--history-samples",
-    default=720,
+    default=defaults.HISTORY_SAMPLES,
     show_default=True,
     type=click.IntRange(min=2),
     help="Samples of pool and operation shares kept for the Web UI's charts.",
 )
 @click.option(
     "--history-period",
-    default=5.0,
+    default=defaults.HISTORY_PERIOD,
     show_default=True,
     type=click.FloatRange(min=0),
     help="Seconds between history samples.",
 )
 @click.option(
     "--ui-refresh-period",
-    default=5.0,
+    default=defaults.UI_REFRESH_PERIOD,
     show_default=True,
     type=click.FloatRange(min=0.1),
     help="Seconds between live refreshes of Web UI pages.",
@@ -167,7 +168,7 @@ def server(
     type=click.Path(file_okay=False, path_type=Path),
     help="Job directories (default: ./ytsched-node-ADDRESS).",
 )
-@click.option("--heartbeat-period", default=1.0, show_default=True)
+@click.option("--heartbeat-period", default=defaults.HEARTBEAT_PERIOD, show_default=True)
 @reports_errors
 def node(
     proxy: str,

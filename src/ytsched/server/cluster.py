@@ -23,6 +23,7 @@ from typing import Any
 
 from ytsched.pooltree import Operation, PoolTree, PoolTrees
 from ytsched.scheduling.scheduler import Scheduler, collector_paused
+from ytsched.server import defaults
 from ytsched.server.auth import DEFAULT_POOL_TREES_ACL, AclNode, Auth
 from ytsched.server.errors import ApiError
 from ytsched.server.gcpolicy import CollectorPolicy
@@ -49,10 +50,10 @@ class ServiceConfig:
 
     data_dir: Path
     admin_token: str | None = None
-    node_heartbeat_timeout: float = 15.0
+    node_heartbeat_timeout: float = defaults.NODE_HEARTBEAT_TIMEOUT
     """Seconds without a heartbeat after which a node is offline and its jobs rescheduled
     (also how long nodes have to re-attach their jobs after a restart)."""
-    heartbeat_period: float = 1.0
+    heartbeat_period: float = defaults.HEARTBEAT_PERIOD
     """Seconds between heartbeats, advertised to nodes in every answer."""
     fair_share_update_period: float | None = None
     """Seconds; default: the scheduler config's ``fair_share_update_period``."""
@@ -70,13 +71,13 @@ class ServiceConfig:
     requests of one interval share one commit and are answered after it)."""
     job_output_limit: int = 64 * 1024
     """Bytes of a job's stdout and stderr kept by the server (the tail)."""
-    history_samples: int = 720
+    history_samples: int = defaults.HISTORY_SAMPLES
     """Samples of pool and operation shares kept for the Web UI's charts (a ring)."""
-    history_period: float = 5.0
+    history_period: float = defaults.HISTORY_PERIOD
     """Seconds between history samples (taken after a fair-share update)."""
     history_finished_operations: int = 100
     """Finished operations whose history is kept (the oldest are dropped)."""
-    ui_refresh_period: float = 5.0
+    ui_refresh_period: float = defaults.UI_REFRESH_PERIOD
     """Seconds between the Web UI's live refreshes of a page."""
 
 
