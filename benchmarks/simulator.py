@@ -28,7 +28,8 @@ import random
 import time
 from typing import Any
 
-from ytsched.simulator import load_scenario, simulate
+from ytsched.simulator import load_scenario
+from ytsched.simulator.engine import Simulation
 
 HOUR = 3600.0
 GIB = 2**30
@@ -158,7 +159,8 @@ def main() -> None:
             last[0] = wall
             print(f"  {now / HOUR:6.2f} h simulated after {wall - started:7.1f} s", flush=True)
 
-    result = simulate(scenario, progress=progress)
+    simulation = Simulation(scenario, progress=progress)
+    result = simulation.run()
     if profiler is not None:
         profiler.disable()
     wall = time.perf_counter() - started
@@ -169,6 +171,8 @@ def main() -> None:
     print(f"wall time                     {wall:10.1f} s")
     print(f"simulated seconds per second  {result.end_time / wall:10.1f}")
     print(f"heartbeats per second         {counters.heartbeats / wall:10.0f}")
+    print(f"heartbeats run (not skipped)  {simulation.heartbeats_run:10d}")
+    print(f"heartbeats in all             {counters.heartbeats:10d}")
     print(f"jobs started per second       {counters.jobs_started / wall:10.0f}")
     print(f"fair-share updates            {counters.fair_share_updates:10d}")
     print(f"jobs started                  {counters.jobs_started:10d}")

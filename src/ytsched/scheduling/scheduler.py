@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import gc
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -304,6 +304,94 @@ class Scheduler:
         node.resources_overcommit_since = None
         return True
 
+    # --- idle heartbeats (the simulator skips them) -----------------------------------------
+
+    def heartbeat_levels(self) -> dict[str, int]:
+        """Per tree, what a heartbeat reporting nothing new could do on a node that fits its
+        limits and has nothing to abort: ``0`` nothing (every stage returns at its first
+        test), ``1`` only place allocations, and only with spare resources, ``2`` anything.
+
+        The levels change only when the scheduling state does: at an update, and in a
+        heartbeat that starts, preempts or ends allocations (see :func:`activity_level`).
+        """
+        return {name: activity_level(state) for name, state in self.ledger.tree_states.items()}
+
+    def heartbeat_would_act(self, address: str, levels: dict[str, int]) -> bool:
+        """Could a heartbeat of this node now, reporting no finished or lost job, change
+        anything beyond the bookkeeping of :meth:`account_idle_heartbeats`?
+
+        ``False`` means the heartbeat is idle in the sense of :meth:`_stages_idle`, with
+        ``levels`` from :meth:`heartbeat_levels` of the current state.  A node's own usage
+        and its pending aborts change only through its own heartbeats (or a job ending on
+        it), so the answer stays ``False`` until the node reports something or a level rises.
+        """
+        node = self.ledger.nodes.get(address)
+        pool_node = self.trees.nodes.get(address)
+        if node is None or pool_node is None:
+            return True  # the heartbeat would register it
+        if node.pending_aborts or node.interrupted:
+            return True
+        tree = pool_node.tree
+        if tree is None or pool_node.state != "online":
+            return False
+        level = levels.get(tree, 0)
+        if level == 0 and tree not in self.ledger.tree_states:
+            return False
+        limits = node.resource_limits
+        usage = node.usage
+        eps = RESOURCE_EPSILON
+        if not all(usage[i] <= limits[i] + eps for i in range(5)):
+            return True
+        if level == 0:
+            return False
+        if level == 2:
+            return True
+        if self.ledger.tree_states[tree].tag_filtered:
+            return True
+        strategy = self.trees.strategy
+        max_started = strategy.max_started_allocations_per_heartbeat
+        if max_started is not None and max_started <= 0:
+            return False
+        min_spare = self._min_spare(strategy)
+        return all(min_spare[i] <= limits[i] - usage[i] + eps for i in range(5))
+
+    def account_idle_heartbeats(self, address: str, times: Iterable[float]) -> int:
+        """Apply what idle heartbeats of the node at ``times`` (ascending, all while
+        :meth:`heartbeat_would_act` said ``False``) would have changed, without running
+        them: the last heartbeat time, the preemptive-scheduling timestamp each due pass sets,
+        the cleared overcommit mark, the clock.  Returns how many there were.
+
+        Exactly what :meth:`process_heartbeat` does for such a heartbeat through
+        :meth:`_stages_idle` (or nothing, for a node outside any tree's scheduling state).
+        """
+        node = self.ledger.nodes.get(address)
+        if node is None:
+            return 0
+        pool_node = self.trees.nodes.get(address)
+        state = None
+        if pool_node is not None and pool_node.tree is not None and pool_node.state == "online":
+            state = self.ledger.tree_states.get(pool_node.tree)
+        count = 0
+        latest = 0.0
+        if state is None:
+            for time in times:
+                count += 1
+                latest = time
+        else:
+            backoff = state.config.preemptive_scheduling_backoff / MS
+            last = node.last_preemptive_scheduling_time
+            for latest in times:
+                count += 1
+                if last is None or latest > last + backoff:
+                    last = latest
+            node.last_preemptive_scheduling_time = last
+            if count:
+                node.resources_overcommit_since = None
+        if count:
+            node.last_heartbeat_time = latest
+            self.clock = max(self.clock, latest)
+        return count
+
     def _register(self, heartbeat: NodeHeartbeat) -> NodeState:
         address = heartbeat.address
         limits = heartbeat.resource_limits
@@ -514,6 +602,19 @@ def collector_paused() -> Iterator[None]:
     finally:
         gc.enable()
         gc.collect(1)
+
+
+def activity_level(state: TreeState) -> int:
+    """See :meth:`Scheduler.heartbeat_levels`: the tree-wide early exits of
+    :meth:`Scheduler._stages_idle`.  ``2`` when a graceful operation exists, a preemptive
+    stage has an active operation or a specified limit is violated; else ``1`` when the
+    regular stage has an active operation; else ``0``."""
+    if state.has_graceful_operations or state.any_limits_violated():
+        return 2
+    for selector in state.preemptive_selectors.values():
+        if selector.root.heap:
+            return 2
+    return 1 if state.selector.root.heap else 0
 
 
 def _structure(tree: PoolTree) -> tuple[object, ...]:

@@ -91,6 +91,11 @@ class SimNode:
     phase: float
     """Offset of its heartbeats within the period (seeded, random)."""
     online: bool = True
+    next_tick: int = 0
+    """Index of its next heartbeat not yet run or accounted (times: ``phase + k * period``)."""
+    parked: bool = False
+    """No heartbeat event queued: its heartbeats are idle until something wakes it (see
+    :mod:`ytsched.simulator.engine`)."""
     running: dict[str, SimJob] = field(default_factory=dict)
     finished: list[FinishedJob] = field(default_factory=list)
     """Jobs that ended since the last heartbeat (reported by the next one)."""

@@ -49,6 +49,7 @@ from ytsched.simulator.results import (
     Recorder,
     SimulationResult,
 )
+from ytsched.simulator.ring import NodeRing, first_tick, tick_time, tick_times
 from ytsched.simulator.scenario import (
     MS,
     AbortOperation,
@@ -108,6 +109,16 @@ class Simulation:
         self.queue = EventQueue()
         self.phases = random.Random(f"{self.seed}/heartbeat-phases")
         self.nodes: dict[str, SimNode] = {}
+        self.ring = NodeRing(self.heartbeat_period)
+        self.park_idle_nodes = True
+        """Skip heartbeats that cannot do anything (exact; switchable for tests)."""
+        self.levels: dict[str, int] = {}
+        """``Scheduler.heartbeat_levels`` after the last event that could change them."""
+        self.heartbeats_run = 0
+        """Heartbeats actually run (``counters.heartbeats`` counts the skipped ones too)."""
+        self.sweep_generation = 0
+        self.sweep_position: tuple[int, int] | None = None
+        self.actions_since_update = False
         self.node_online_since: dict[str, float] = {}
         self.group_sizes: dict[str, int] = {}
         self.works: dict[str, OperationWork] = {}
@@ -150,12 +161,16 @@ class Simulation:
         for index, address in node_addresses(group, first):
             phase = self.phases.uniform(0.0, self.heartbeat_period)
             node = SimNode(address, group.name, index, limits, tags, phase)
+            node.next_tick = first_tick(node, at, self.heartbeat_period)
+            self.ring.add(node, len(self.nodes))
             self.nodes[address] = node
             self.node_online_since[address] = at
             self.trees.register_node(
                 address, tags=group.tags, resource_limits=group.resource_limits
             )
-            self.queue.push(at + phase, events.HEARTBEAT, node)
+            self.queue.push(
+                tick_time(node, node.next_tick, self.heartbeat_period), events.HEARTBEAT, node
+            )
             self._event("node_added", node=address, group=group.name)
         self.group_sizes[group.name] = first + group.count
 
@@ -171,22 +186,29 @@ class Simulation:
                 break
             self.now = time
             if kind == events.HEARTBEAT:
-                self._heartbeat(payload)
+                if type(payload) is int:
+                    self._sweep(payload)
+                else:
+                    self._heartbeat(payload)
             elif kind == events.JOB_END:
                 self._job_end(*payload)
             elif kind == events.FAIR_SHARE_UPDATE:
                 self._update()
             elif kind == events.OPERATION_START:
                 self._start_operation(payload)
+                self._refresh_levels()
             elif kind == events.ACTION:
                 self._action(payload)
             elif kind == events.PENDING_SCAN:
                 self.trees.scan_pending_operations(now=time)
                 self._check_pending()
+                self._refresh_levels()
                 queue.push(time + self.scan_period, events.PENDING_SCAN)
             elif kind == events.ORCHID:
+                self._account_all(including_now=True)
                 self._orchid()
         self.now = end
+        self._account_all(including_now=True)
         self._finish()
         return SimulationResult(
             scenario=self.scenario,
@@ -205,7 +227,13 @@ class Simulation:
     # --- periodic --------------------------------------------------------------------------
 
     def _update(self) -> None:
+        if self.actions_since_update:
+            # Skipped heartbeats before this update ran with the state an action may have
+            # changed (a tree's config, a node's tree) and this update replaces.
+            self._account_all(including_now=False)
+            self.actions_since_update = False
         self.scheduler.update(self.now)
+        self._refresh_levels(force=True)
         self.counters.fair_share_updates += 1
         self.sampler.sample(self.now, self.trees)
         if self.progress is not None:
@@ -220,8 +248,16 @@ class Simulation:
     # --- heartbeats ------------------------------------------------------------------------
 
     def _heartbeat(self, node: SimNode) -> None:
-        if not node.online:
-            return
+        """The queued heartbeat of an awake node."""
+        if node.online:
+            self._beat(node, node.next_tick)
+
+    def _beat(self, node: SimNode, k: int) -> None:
+        """The node's ``k``-th heartbeat (at ``now``) runs."""
+        if k > node.next_tick:
+            self._account_skipped(node, k)
+        node.next_tick = k + 1
+        self.heartbeats_run += 1
         now = self.now
         finished = node.take_finished()
         response = self.scheduler.process_heartbeat(
@@ -243,7 +279,127 @@ class Simulation:
             self._start_job(node, start)
         if finished:
             self._check_finished(dict.fromkeys(job.operation_id for job in finished))
-        self.queue.push(now + self.heartbeat_period, events.HEARTBEAT, node)
+        levels = self._refresh_levels()
+        if (
+            self.park_idle_nodes
+            and not node.finished
+            and not self.scheduler.heartbeat_would_act(node.address, levels)
+        ):
+            node.parked = True
+        else:
+            self.queue.push(
+                tick_time(node, node.next_tick, self.heartbeat_period), events.HEARTBEAT, node
+            )
+
+    # --- idle heartbeats -------------------------------------------------------------------
+    #
+    # A heartbeat that reports nothing and whose scheduling stages would all return at their
+    # first test changes only bookkeeping (``Scheduler.account_idle_heartbeats``).  After
+    # each heartbeat that leaves its node in that position, the node is *parked*: no event
+    # is queued for it, and its skipped heartbeats are accounted when it wakes (or before
+    # anything reads them).  It wakes when
+    #
+    # * one of its jobs ends (the next heartbeat reports it);
+    # * an operation with a job on it finishes (the heartbeat aborts the job);
+    # * a scenario action runs (every node wakes);
+    # * the scheduling state rises to a level at which its heartbeat could act
+    #   (``Scheduler.heartbeat_levels``: placement on nodes with spare resources, or
+    #   anything): one sweep walks the ring of nodes in heartbeat order from now and runs
+    #   the heartbeat of each parked node that could act, at its own time.
+    #
+    # Every heartbeat that could act therefore runs at its time and in its order; the ones
+    # skipped are exactly the idle ones.  ``park_idle_nodes = False`` runs them all.
+
+    def _account_skipped(self, node: SimNode, stop: int) -> None:
+        """Account the node's skipped (idle) heartbeats before its ``stop``-th."""
+        count = self.scheduler.account_idle_heartbeats(
+            node.address, tick_times(node, stop, self.heartbeat_period)
+        )
+        self.counters.heartbeats += count
+        node.next_tick = stop
+
+    def _account_all(self, *, including_now: bool) -> None:
+        """Account every parked node's skipped heartbeats before now, and those at now too
+        when ``including_now`` (they run before an orchid snapshot, after an action or an
+        update of the same instant)."""
+        period = self.heartbeat_period
+        for node in self.nodes.values():
+            if node.parked and node.online:
+                stop = first_tick(node, self.now, period, inclusive=not including_now)
+                self._account_skipped(node, stop)
+
+    def _wake(self, node: SimNode) -> None:
+        """Queue a parked node's first heartbeat at or after now."""
+        if not node.parked or not node.online:
+            return
+        k = first_tick(node, self.now, self.heartbeat_period)
+        self._account_skipped(node, k)
+        node.parked = False
+        self.queue.push(tick_time(node, k, self.heartbeat_period), events.HEARTBEAT, node)
+
+    def _refresh_levels(self, *, force: bool = False) -> dict[str, int]:
+        """Re-read the heartbeat levels; when one rose (or ``force``, after an update replaced
+        the state), start a sweep from now."""
+        levels = self.scheduler.heartbeat_levels()
+        previous = self.levels
+        self.levels = levels
+        rose = levels != previous and any(
+            level > previous.get(name, 0) for name, level in levels.items()
+        )
+        if rose or (force and any(levels.values())):
+            self._start_sweep()
+        return levels
+
+    def _start_sweep(self) -> None:
+        self.sweep_generation += 1
+        self.sweep_position = None
+        if not self.park_idle_nodes or not self.ring.nodes:
+            return
+        self._continue_sweep(self.ring.start(self.now))
+
+    def _continue_sweep(self, position: tuple[int, int]) -> None:
+        """Queue the sweep at the first parked node from ``position`` (in heartbeat order,
+        one period at most) whose heartbeat could act now; none: the sweep ends."""
+        if not any(self.levels.values()):
+            return
+        ring = self.ring
+        nodes = ring.nodes
+        would_act = self.scheduler.heartbeat_would_act
+        levels = self.levels
+        k, index = position
+        for _ in range(len(nodes)):
+            node = nodes[index]
+            if (
+                node.parked
+                and node.online
+                and node.next_tick <= k
+                and would_act(node.address, levels)
+            ):
+                self.sweep_position = (k, index)
+                self.queue.push(
+                    tick_time(node, k, self.heartbeat_period),
+                    events.HEARTBEAT,
+                    self.sweep_generation,
+                )
+                return
+            k, index = ring.next_position(k, index)
+
+    def _sweep(self, generation: int) -> None:
+        """The sweep reached its node's heartbeat time."""
+        if generation != self.sweep_generation or self.sweep_position is None:
+            return
+        k, index = self.sweep_position
+        node = self.ring.nodes[index]
+        if (
+            node.parked
+            and node.online
+            and node.next_tick <= k
+            and self.scheduler.heartbeat_would_act(node.address, self.levels)
+        ):
+            node.parked = False
+            self._beat(node, k)
+        if generation == self.sweep_generation:
+            self._continue_sweep(self.ring.next_position(k, index))
 
     def _start_job(self, node: SimNode, start: StartJob) -> None:
         now = self.now
@@ -335,6 +491,7 @@ class Simulation:
         if token != job.token or node.running.get(job.id) is not job:
             return
         node.end(job, report=True)
+        self._wake(node)
         if job.outcome is JobOutcome.ABORTED:
             self._job_aborted(
                 job,
@@ -454,6 +611,7 @@ class Simulation:
             record.state = operation.state.value
             record.finish_time = operation.finish_time
             self.pending.pop(operation_id, None)
+            self._wake_nodes_of(operation_id)
             reason = operation.transitions[-1].reason if operation.transitions else ""
             self._event(
                 "operation_finished",
@@ -465,6 +623,17 @@ class Simulation:
             any_finished = True
         if any_finished:
             self._check_pending()
+
+    def _wake_nodes_of(self, operation_id: str) -> None:
+        """Nodes still running jobs of an operation that finished: their next heartbeat
+        aborts those jobs."""
+        operation = self.trees.operations.get(operation_id)
+        if operation is None:
+            return
+        for job in operation.jobs.values():
+            node = self.nodes.get(job.node) if job.node is not None else None
+            if node is not None and job.id in node.running:
+                self._wake(node)
 
     def _check_pending(self) -> None:
         """Operations that left ``pending`` (a running slot freed, a limit raised)."""
@@ -491,6 +660,18 @@ class Simulation:
     # --- actions ---------------------------------------------------------------------------
 
     def _action(self, index: int) -> None:
+        # An action may change what any heartbeat does: account the skipped ones under the
+        # state they saw, and let every node beat again.
+        self._account_all(including_now=False)
+        self.actions_since_update = True
+        try:
+            self._apply_action(index)
+        finally:
+            for node in self.nodes.values():
+                self._wake(node)
+            self._refresh_levels(force=True)
+
+    def _apply_action(self, index: int) -> None:
         action = self.scenario.document.actions[index]
         now = self.now
         trees = self.trees
