@@ -46,12 +46,12 @@ from ytsched.scheduling.context import HeartbeatContext, Outbox, abort_job
 from ytsched.scheduling.graceful import preempt_gracefully
 from ytsched.scheduling.ledger import Ledger
 from ytsched.scheduling.nodes import Allocation, NodeState
-from ytsched.scheduling.placement import run_regular_stage
+from ytsched.scheduling.placement import DeactivationReason, run_regular_stage
 from ytsched.scheduling.post_update import build_tree_state
 from ytsched.scheduling.preemptible import PreemptionStatus, preemption_sort_key
 from ytsched.scheduling.preemption import preemptive_scheduling_due, run_preemptive_stages
 from ytsched.scheduling.satisfaction import RESOURCE_EPSILON
-from ytsched.scheduling.state import TreeState
+from ytsched.scheduling.state import ScheduledOperation, TreeState
 
 if TYPE_CHECKING:
     from ytsched.pooltree.tree import PoolTree
@@ -259,6 +259,13 @@ class Scheduler:
           ``min_spare`` (with no discount and nothing started yet); in the latter case we
           require no tag-filtered element, so the deactivate/restore round trip, which may
           permute a heap's layout, is not skipped either;
+        * or, with spare resources, when no active operation has a waiting task that fits the
+          node (:func:`_all_fail_to_fit`): the loop then attempts each active operation once,
+          each attempt fails with ``min_needed_resources_unsatisfied`` before touching
+          anything, and the operation is deactivated for the stage and restored after it.
+          The only trace is one such deactivation reason per operation, counted here.  (The
+          round trip may change a heap's layout but not what it yields: heap keys are
+          ``(satisfaction, order)`` with ``order`` unique among siblings.)
         * ``run_preemptive_stages`` (when due): each stage returns before analysing the node
           when its selector has no active leaf, the aggressive stage unconditionally, the
           normal one when the node fits its limits and no specified limit is violated;
@@ -269,6 +276,7 @@ class Scheduler:
         """
         if state.has_graceful_operations:
             return False
+        failing: list[ScheduledOperation] = []
         limits = node.resource_limits
         usage = node.usage
         eps = RESOURCE_EPSILON
@@ -291,7 +299,10 @@ class Scheduler:
                 and min_spare[4] <= limits[4] - usage[4] + eps
             )
             if spare:
-                return False
+                fail_to_fit = _all_fail_to_fit(state, limits, usage)
+                if fail_to_fit is None:
+                    return False
+                failing = fail_to_fit
         last = node.last_preemptive_scheduling_time
         due = last is None or now > last + state.config.preemptive_scheduling_backoff / MS
         if due:
@@ -302,6 +313,9 @@ class Scheduler:
                 return False
             node.last_preemptive_scheduling_time = now
         node.resources_overcommit_since = None
+        for op in failing:
+            reasons = op.record.deactivation_reasons
+            reasons[_MIN_NEEDED] = reasons.get(_MIN_NEEDED, 0) + 1
         return True
 
     # --- idle heartbeats (the simulator skips them) -----------------------------------------
@@ -320,7 +334,8 @@ class Scheduler:
         """Could a heartbeat of this node now, reporting no finished or lost job, change
         anything beyond the bookkeeping of :meth:`account_idle_heartbeats`?
 
-        ``False`` means the heartbeat is idle in the sense of :meth:`_stages_idle`, with
+        ``False`` means the heartbeat is idle in the sense of :meth:`_stages_idle` (and has no
+        allocation to reconcile), with
         ``levels`` from :meth:`heartbeat_levels` of the current state.  A node's own usage
         and its pending aborts change only through its own heartbeats (or a job ending on
         it), so the answer stays ``False`` until the node reports something or a level rises.
@@ -331,6 +346,9 @@ class Scheduler:
             return True  # the heartbeat would register it
         if node.pending_aborts or node.interrupted:
             return True
+        for allocation in node.allocations.values():
+            if allocation.job.state is not JobState.RUNNING:
+                return True  # ended elsewhere (its operation finished): abort it on the node
         tree = pool_node.tree
         if tree is None or pool_node.state != "online":
             return False
@@ -602,6 +620,45 @@ def collector_paused() -> Iterator[None]:
     finally:
         gc.enable()
         gc.collect(1)
+
+
+_MIN_NEEDED = DeactivationReason.MIN_NEEDED_RESOURCES_UNSATISFIED.value
+
+
+def _all_fail_to_fit(
+    state: TreeState, limits: Vector, usage: Vector
+) -> list[ScheduledOperation] | None:
+    """The active operations of the regular stage's selector when every one of them would
+    fail to fit the node (``attempt`` returning ``min_needed_resources_unsatisfied``);
+    ``None`` when any might do something else."""
+    eps = RESOURCE_EPSILON
+    f0 = limits[0] - usage[0] + eps
+    f1 = limits[1] - usage[1] + eps
+    f2 = limits[2] - usage[2] + eps
+    f3 = limits[3] - usage[3] + eps
+    f4 = limits[4] - usage[4] + eps
+    failing: list[ScheduledOperation] = []
+    stack = [state.selector.root]
+    while stack:
+        for child in stack.pop().heap:
+            element = child.element
+            if not element.is_operation:
+                stack.append(child)
+                continue
+            op = element.operation
+            if op is None or not op.eligible:
+                return None
+            tasks = op.tasks
+            if len(tasks) == 1 and not tasks[0].waiting:
+                return None  # ``schedule_allocation_failed``, not this reason
+            for task in tasks:
+                if not task.waiting:
+                    continue
+                r = task.resources
+                if r[0] <= f0 and r[1] <= f1 and r[2] <= f2 and r[3] <= f3 and r[4] <= f4:
+                    return None
+            failing.append(op)
+    return failing
 
 
 def activity_level(state: TreeState) -> int:

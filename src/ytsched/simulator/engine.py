@@ -272,9 +272,18 @@ class Simulation:
     # --- heartbeats ------------------------------------------------------------------------
 
     def _heartbeat(self, node: SimNode) -> None:
-        """The queued heartbeat of an awake node."""
-        if node.online:
-            self._beat(node, node.next_tick)
+        """The queued heartbeat of an awake node (parked instead when it became idle since it
+        was queued: the scheduling state fell to a lower level)."""
+        if not node.online:
+            return
+        if (
+            self.park_idle_nodes
+            and not node.finished
+            and not self.scheduler.heartbeat_would_act(node.address, self.levels)
+        ):
+            node.parked = True
+            return
+        self._beat(node, node.next_tick)
 
     def _beat(self, node: SimNode, k: int) -> None:
         """The node's ``k``-th heartbeat (at ``now``) runs."""
