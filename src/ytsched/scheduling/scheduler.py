@@ -346,8 +346,9 @@ class Scheduler:
             return True  # the heartbeat would register it
         if node.pending_aborts or node.interrupted:
             return True
+        running = JobState.RUNNING
         for allocation in node.allocations.values():
-            if allocation.job.state is not JobState.RUNNING:
+            if allocation.job.state is not running:
                 return True  # ended elsewhere (its operation finished): abort it on the node
         tree = pool_node.tree
         if tree is None or pool_node.state != "online":
@@ -355,10 +356,17 @@ class Scheduler:
         level = levels.get(tree, 0)
         if level == 0 and tree not in self.ledger.tree_states:
             return False
+        # Plain comparisons: this runs after every heartbeat the simulator runs.
         limits = node.resource_limits
         usage = node.usage
         eps = RESOURCE_EPSILON
-        if not all(usage[i] <= limits[i] + eps for i in range(5)):
+        if not (
+            usage[0] <= limits[0] + eps
+            and usage[1] <= limits[1] + eps
+            and usage[2] <= limits[2] + eps
+            and usage[3] <= limits[3] + eps
+            and usage[4] <= limits[4] + eps
+        ):
             return True
         if level == 0:
             return False
@@ -366,12 +374,31 @@ class Scheduler:
             return True
         if self.ledger.tree_states[tree].tag_filtered:
             return True
+        return self._has_spare(node)
+
+    def _has_spare(self, node: NodeState) -> bool:
+        """Would the regular stage's loop attempt anything on the node (``min_spare`` free and
+        starts allowed)?"""
         strategy = self.trees.strategy
         max_started = strategy.max_started_allocations_per_heartbeat
         if max_started is not None and max_started <= 0:
             return False
         min_spare = self._min_spare(strategy)
-        return all(min_spare[i] <= limits[i] - usage[i] + eps for i in range(5))
+        limits = node.resource_limits
+        usage = node.usage
+        eps = RESOURCE_EPSILON
+        return (
+            min_spare[0] <= limits[0] - usage[0] + eps
+            and min_spare[1] <= limits[1] - usage[1] + eps
+            and min_spare[2] <= limits[2] - usage[2] + eps
+            and min_spare[3] <= limits[3] - usage[3] + eps
+            and min_spare[4] <= limits[4] - usage[4] + eps
+        )
+
+    def node_has_spare(self, address: str) -> bool:
+        """:meth:`_has_spare` by address (``False`` for an unknown node)."""
+        node = self.ledger.nodes.get(address)
+        return node is not None and self._has_spare(node)
 
     def account_idle_heartbeats(self, address: str, times: Iterable[float]) -> int:
         """Apply what idle heartbeats of the node at ``times`` (ascending, all while

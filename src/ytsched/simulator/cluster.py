@@ -96,6 +96,8 @@ class SimNode:
     parked: bool = False
     """No heartbeat event queued: its heartbeats are idle until something wakes it (see
     :mod:`ytsched.simulator.engine`)."""
+    awake_levels: int = -1
+    """``Simulation.levels_version`` when its last heartbeat found it would act again."""
     running: dict[str, SimJob] = field(default_factory=dict)
     finished: list[FinishedJob] = field(default_factory=list)
     """Jobs that ended since the last heartbeat (reported by the next one)."""

@@ -118,6 +118,8 @@ class Simulation:
         self.park_idle_nodes = True
         """Skip heartbeats that cannot do anything (exact; switchable for tests)."""
         self.levels: dict[str, int] = {}
+        self.levels_version = 0
+        """Changes whenever :attr:`levels` do."""
         """``Scheduler.heartbeat_levels`` after the last event that could change them."""
         self.heartbeats_run = 0
         self.collect_garbage = False
@@ -279,6 +281,7 @@ class Simulation:
         if (
             self.park_idle_nodes
             and not node.finished
+            and node.awake_levels != self.levels_version
             and not self.scheduler.heartbeat_would_act(node.address, self.levels)
         ):
             node.parked = True
@@ -320,6 +323,9 @@ class Simulation:
         ):
             node.parked = True
         else:
+            # Until the levels change, the node keeps acting (only its own heartbeats and
+            # job ends change what else ``heartbeat_would_act`` reads): no need to ask again.
+            node.awake_levels = self.levels_version
             self.queue.push(
                 tick_time(node, node.next_tick, self.heartbeat_period), events.HEARTBEAT, node
             )
@@ -376,6 +382,8 @@ class Simulation:
         levels = self.scheduler.heartbeat_levels()
         previous = self.levels
         self.levels = levels
+        if levels != previous:
+            self.levels_version += 1
         rose = levels != previous and any(
             level > previous.get(name, 0) for name, level in levels.items()
         )
