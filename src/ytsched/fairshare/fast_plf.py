@@ -45,6 +45,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
+from itertools import chain
 
 import numpy as np
 
@@ -740,6 +741,11 @@ def sum_chains(chains: Sequence[VectorChain]) -> VectorChain:
     """``plf.sum_functions``: sample every function at every critical point, add in order."""
     if len(chains) > 1 and sum(len(xs) for xs, _ in chains) >= NUMPY_MIN_SUM_POINTS:
         return sum_chains_np(chains)
+    return _sum_chains_python(chains)
+
+
+def _sum_chains_python(chains: Sequence[VectorChain]) -> VectorChain:
+    """:func:`sum_chains` point by point in Python (small sums)."""
     lb = max(xs[0] for xs, _ in chains)
     rb = min(xs[-1] for xs, _ in chains)
     distinct: set[float] = set()
@@ -912,10 +918,16 @@ def fifo_concat(chains: Sequence[VectorChain]) -> VectorChain | None:
 # like Python floats), for functions with many points, where per-point interpreter overhead
 # dominates.  Worth it from a few hundred sampled values on.
 
-NUMPY_MIN_SUM_POINTS = 48
+NUMPY_MIN_SUM_POINTS = 32
 """Sum with numpy when the children have this many points in total (and there are two or more):
-the sampling then costs a few numpy calls per child instead of a Python step per point and
-child."""
+the sampling then costs a constant number of numpy calls (about 100 us) instead of a Python step
+per point and child (measured on the simulator benchmark's pools: the Python sum of 32-63 child
+points takes 150-180 us, the numpy one 150; from 64 points on numpy wins by 1.5x and more)."""
+
+_PER_CHILD_MIN_SUM_POINTS = 48
+"""The threshold from before :func:`sum_chains_np` was vectorized: inputs it sends back (those
+with a sign bit set) take the path they took then, the Python sum below it and the per-child
+numpy sum from it on (the two can differ in the sign of a zero)."""
 
 
 def canonical_vector(x: np.ndarray, y: np.ndarray) -> VectorChain:
@@ -975,6 +987,96 @@ def _sample_limits_np(
 
 def sum_chains_np(chains: Sequence[VectorChain]) -> VectorChain:
     """:func:`sum_chains` with numpy: same points, same values, same order of additions.
+
+    The reference samples every child at every point, ``O(points x children)``, and adds the
+    samples in child order; both stay (the additions must happen in that order to round the
+    same).  What is saved is the interpreter: all children are sampled together by a constant
+    number of numpy calls, so a pool of fifty children costs about as many calls as one of two.
+
+    Every point of the pool is a point of some child, so it is located in all children at once
+    by one search over integer keys ``child * m + rank`` (``rank``: the position of an argument
+    in the sorted union of all arguments, ``m`` more than any rank): the first key ``>=`` the
+    query key of (child, point) is the child's first argument ``>=`` the point, exactly what
+    ``searchsorted(xs, point, side="left")`` finds in that child alone, and key equality is
+    argument equality within the child.  Left and right limits are then the element-wise
+    operations of :func:`_sample_limits_np` (stored values at a child's own points, the
+    two-sided interpolation inside a segment), and the sums run child by child from zero, as in
+    :func:`_sum_chains_np_per_child`.  Right limits are summed at every point, not only where a
+    child jumps: elsewhere every child's right limit is its left limit, so the sum is the same.
+
+    The per-child version skips the interpolation on a child's horizontal tail (adding its last
+    value instead), and the Python one copies stored values and starts from the first child;
+    they agree with this one bit for bit unless some value is a negative zero
+    (``-0.0 + 0.0 * t`` is ``+0.0``), so inputs with any sign bit set, and non-finite ones, go
+    to whichever of them the code took before this version existed.
+    """
+    count = len(chains)
+    lengths = [len(xs) for xs, _ in chains]
+    total_points = sum(lengths)
+    xs_all = np.fromiter(
+        chain.from_iterable(xs for xs, _ in chains), dtype=np.float64, count=total_points
+    )
+    ys_all = np.fromiter(
+        chain.from_iterable(chain.from_iterable(ys for _, ys in chains)),
+        dtype=np.float64,
+        count=5 * total_points,
+    ).reshape(total_points, 5)
+    if not _plain(xs_all, ys_all):
+        # What the code before the vectorized sum did with such inputs, exactly.
+        if len(chains) > 1 and total_points >= _PER_CHILD_MIN_SUM_POINTS:
+            return _sum_chains_np_per_child(chains)
+        return _sum_chains_python(chains)
+    lb = max([xs[0] for xs, _ in chains])
+    rb = min([xs[-1] for xs, _ in chains])
+    # np.unique without its overhead (no NaN and no -0.0 here, so equal means identical).
+    union = np.sort(xs_all)
+    distinct = np.empty(total_points, dtype=bool)
+    distinct[0] = True
+    np.not_equal(union[1:], union[:-1], out=distinct[1:])
+    union = union[distinct]
+    inside = np.nonzero((union >= lb) & (union <= rb))[0]
+    points = union[inside]
+    size = len(points)
+    child_base = np.arange(0, count * (len(union) + 1), len(union) + 1, dtype=np.int64)
+    keys = np.repeat(child_base, lengths) + np.searchsorted(union, xs_all)
+    queries = child_base[:, None] + inside[None, :]
+    k = np.searchsorted(keys, queries.ravel(), side="left").reshape(count, size)
+    on_point = keys[k] == queries
+    k_next = np.minimum(k + 1, total_points - 1)
+    # (At the very last argument ``k_next`` is ``k`` itself: a "jump" to the same value.)
+    jump = on_point & (keys[k_next] == queries)
+    k_prev = k - 1
+    x0 = xs_all[k_prev]
+    columns = np.ascontiguousarray(ys_all.T)  # gathers of rows of five are slow
+    y0 = columns[:, k_prev]
+    y1 = columns[:, k]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = (points - x0) / (xs_all[k] - x0)
+        delta = y1 - y0
+        inner = np.where(t < 0.5, y0 + delta * t, y1 - delta * (1.0 - t))
+    # limits[side, resource, child, point]; side 0 = left limit, 1 = right limit.
+    limits = np.empty((2, 5, count, size))
+    np.copyto(limits[0], np.where(on_point, y1, inner))
+    np.copyto(limits[1], np.where(jump, columns[:, k_next], limits[0]))
+    # Child by child, in child order (``accumulate`` is sequential by definition); the
+    # reference starts from zero, and ``0.0 + v`` is ``v`` for every ``v`` but ``-0.0``, which
+    # neither the inputs nor these operations on them produce.
+    total = np.add.accumulate(limits, axis=2)[:, :, -1, :]
+    return canonical_vector(np.repeat(points, 2), total.transpose(2, 0, 1).reshape(2 * size, 5))
+
+
+def _plain(xs: np.ndarray, ys: np.ndarray) -> bool:
+    """All values finite and none with its sign bit set (no ``-0.0``, nothing negative)."""
+    return bool(
+        np.isfinite(xs).all()
+        and np.isfinite(ys).all()
+        and not np.signbit(xs).any()
+        and not np.signbit(ys).any()
+    )
+
+
+def _sum_chains_np_per_child(chains: Sequence[VectorChain]) -> VectorChain:
+    """:func:`sum_chains_np` one child at a time (used where a value has its sign bit set).
 
     The reference samples every child at every point, ``O(points x children)``; that stays (the
     additions must happen in child order to round the same), but two things are cheaper here:
@@ -1341,8 +1443,10 @@ def max_fit_factor_by_suggestion_np(
     return result
 
 
-NUMPY_MIN_POINTS = 64
-"""Build MFFBS and the composition with numpy from this many FSBFF points on."""
+NUMPY_MIN_POINTS = 128
+"""Build MFFBS and the composition with numpy from this many FSBFF points on.  The numpy
+versions cost about 500 us of fixed overhead (dozens of small calls per resource); on the
+simulator benchmark's pools the Python versions are faster up to about 130 points."""
 
 
 def prepare_functions(

@@ -115,13 +115,16 @@ def run_update(snapshot: TreeSnapshot) -> UpdateResult:
 
 
 def _collect_integral_pools(element: Element, context: UpdateContext) -> None:
+    """Burst and relaxed pools in pre-order.  Operations are skipped: they have no integral
+    guarantee type and no children, so visiting them could add nothing."""
     kind = element.integral_type
     if kind is IntegralGuaranteeType.BURST:
         context.burst_pools.append(element)
     elif kind is IntegralGuaranteeType.RELAXED:
         context.relaxed_pools.append(element)
     for child in element.children:
-        _collect_integral_pools(child, context)
+        if not child.is_operation:
+            _collect_integral_pools(child, context)
 
 
 def _update_cumulative_attributes(element: Element, context: UpdateContext) -> None:
