@@ -280,3 +280,23 @@ def test_operation_pending_in_one_tree_is_pending() -> None:
     assert second.tree_states == {"a": "running", "b": "pending"}
     trees.complete_operation("x", now=3)
     assert second.state is OperationState.RUNNING
+
+
+def test_scheduler_wide_limit_counts_unfinished_operations_only() -> None:
+    trees = PoolTrees({"max_operation_count": 2})
+    trees.create_tree("physical")
+    trees.set_default_tree("physical")
+    trees.start_operation("a", user="u", spec=vanilla(), now=1)
+    trees.start_operation("b", user="u", spec=vanilla(), now=1)
+    with pytest.raises(SchedulerError, match="total number of concurrent operations 2") as caught:
+        trees.start_operation("c", user="u", spec=vanilla(), now=2)
+    assert caught.value.code == "TooManyOperations"
+    assert "c" not in trees.operations
+    trees.complete_operation("a", now=3)
+    trees.start_operation("c", user="u", spec=vanilla(), now=4)
+    trees.abort_operation("b", now=5)
+    trees.forget_operation("a")
+    trees.start_operation("d", user="u", spec=vanilla(), now=6)
+    with pytest.raises(SchedulerError, match="total number"):
+        trees.start_operation("e", user="u", spec=vanilla(), now=7)
+    assert trees.unfinished_operation_count == 2

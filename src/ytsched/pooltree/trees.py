@@ -66,6 +66,8 @@ class PoolTrees:
         self.default_tree: str | None = None
         self.nodes: dict[str, Node] = {}
         self.operations: dict[str, Operation] = {}
+        self.unfinished_operation_count = 0
+        """Operations in :attr:`operations` not in a final state (``max_operation_count``)."""
         self.user_to_default_pool: dict[str, str] = {}
         self.clock = 0.0
 
@@ -322,8 +324,7 @@ class PoolTrees:
                 f"operation {operation_id!r}: spec: tasks: a vanilla operation needs a task",
                 field="tasks",
             )
-        active = sum(1 for op in self.operations.values() if not op.state.is_final)
-        if active >= self.strategy.max_operation_count:
+        if self.unfinished_operation_count >= self.strategy.max_operation_count:
             raise SchedulerError(
                 "TooManyOperations",
                 f"Limit for the total number of concurrent operations"
@@ -371,6 +372,8 @@ class PoolTrees:
         operation.pool_trees = list(plans)
         operation.finish_starting(moment)
         self.operations[operation_id] = operation
+        if not operation.state.is_final:
+            self.unfinished_operation_count += 1
         return operation
 
     def _operation_trees(self, spec: OperationSpec) -> tuple[str, ...]:
@@ -388,6 +391,7 @@ class PoolTrees:
     def _finish(self, operation_id: str, state: OperationState, now: float, reason: str) -> None:
         operation = self._active(operation_id)
         operation.finish(state, now, reason)
+        self.unfinished_operation_count -= 1
         for name in list(operation.tree_states):
             tree = self.trees[name]
             tree.clock = max(tree.clock, now)
