@@ -498,12 +498,20 @@ class Scheduler:
     ) -> None:
         """Allocations the node no longer runs are lost (their jobs return to pending);
         allocations whose jobs the pool trees ended are aborted on the node."""
+        allocations = node.allocations
+        if len(running) == len(allocations):
+            # The common case, without building a set: the same ids (as many, all known),
+            # every job still running.
+            for job_id in running:
+                if job_id not in allocations:
+                    break
+            else:
+                for allocation in allocations.values():
+                    if allocation.job.state is not JobState.RUNNING:
+                        break
+                else:
+                    return  # every allocation runs and is reported: nothing to do
         reported = set(running)
-        for allocation in node.allocations.values():
-            if allocation.job.state is not JobState.RUNNING or allocation.id not in reported:
-                break
-        else:
-            return  # every allocation runs and is reported: nothing to do
         for allocation in list(node.allocations.values()):
             if allocation.job.state is not JobState.RUNNING:
                 reason, explanation = self._ended_elsewhere(allocation)
