@@ -10,6 +10,7 @@ attributes back to the live tree.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from ytsched.config.pool import PoolConfig
@@ -25,7 +26,7 @@ from ytsched.fairshare.model import (
     UpdateOptions,
 )
 from ytsched.fairshare.update import UpdateResult, run_update
-from ytsched.pooltree.operations import OperationState
+from ytsched.pooltree.operations import Operation, OperationState
 from ytsched.pooltree.pool import Pool
 from ytsched.resources import INFINITE_RESOURCES, Vector, vadd
 
@@ -102,12 +103,75 @@ def pool_spec(pool: Pool) -> PoolSpec:
     )
 
 
+_RELEASED = attrgetter("usage_released")
+
+UsageMemo = dict[str, tuple[Operation, int, int, int, Vector]]
+"""Per operation: the operation, its running-job count, ended-job count and count of running
+jobs with released usage, and its usage in the tree then (see :func:`_memoized_usage`)."""
+
+
+def _memoized_usage(operation: Operation, tree: str, memo: UsageMemo, fresh: UsageMemo) -> Vector:
+    """``operation.resource_usage(tree)``, reused from the last update when provably equal.
+
+    The usage is a sum over ``running_jobs`` in order, of ``resources`` of the jobs in the
+    tree whose usage is not released.  Jobs enter ``running_jobs`` only when started (at the
+    end) and leave it only when they end, which adds one to a counter of their task
+    (``completed_count``, ``failed_count`` or ``aborted_count``, never decreased): with the
+    same running count and the same ended count, no job started or ended, so the same jobs
+    are there in the same order.  A job's ``resources`` and ``tree`` are set when it starts;
+    ``usage_released`` only ever turns true (on preemption), so among the same jobs the same
+    count of released ones means the same ones.  The sum is then the same, bit for bit.
+    """
+    running = operation.running_jobs
+    ended = 0
+    for task in operation.tasks.values():
+        ended += task.completed_count + task.failed_count + task.aborted_count
+    released = sum(map(_RELEASED, running.values()))
+    known = memo.get(operation.id)
+    if (
+        known is not None
+        and known[0] is operation
+        and known[1] == len(running)
+        and known[2] == ended
+        and known[3] == released
+    ):
+        usage = known[4]
+    else:
+        usage = _resource_usage(operation, tree)
+    fresh[operation.id] = (operation, len(running), ended, released, usage)
+    return usage
+
+
+def _resource_usage(operation: Operation, tree: str) -> Vector:
+    """``operation.resource_usage(tree)``: the very same additions in the same order, written
+    out (no call and no tuple per job; this runs for every running job at every update)."""
+    u0 = u1 = u2 = u3 = u4 = 0.0
+    for job in operation.running_jobs.values():
+        if job.usage_released:
+            continue
+        job_tree = job.tree
+        if job_tree is None or job_tree == tree:
+            r = job.resources
+            u0 = u0 + r[0]
+            u1 = u1 + r[1]
+            u2 = u2 + r[2]
+            u3 = u3 + r[3]
+            u4 = u4 + r[4]
+    return (u0, u1, u2, u3, u4)
+
+
 def to_snapshot(
-    tree: PoolTree, now: float | None, previous_update_time: float | None, total: Vector
+    tree: PoolTree,
+    now: float | None,
+    previous_update_time: float | None,
+    total: Vector,
+    memo: UsageMemo | None = None,
 ) -> TreeSnapshot:
-    """Engine input for the tree as it is now (nothing is modified)."""
+    """Engine input for the tree as it is now (nothing is modified but ``memo``: operations'
+    usages of the previous call, replaced by this call's; see :func:`_memoized_usage`)."""
     pools = [pool_spec(pool) for pool in tree.root.descendants()]
     operations = []
+    fresh: UsageMemo = {}
     for entry in tree.operations.values():
         operation = entry.operation
         limits = (
@@ -117,7 +181,11 @@ def to_snapshot(
         )
         # ``resource_demand`` is this usage plus, while running, the needed resources: the
         # same sums computed once.
-        usage = operation.resource_usage(tree.name)
+        usage = (
+            _resource_usage(operation, tree.name)
+            if memo is None
+            else _memoized_usage(operation, tree.name, memo, fresh)
+        )
         demand = (
             vadd(usage, operation.needed_resources())
             if operation.state is OperationState.RUNNING
@@ -137,6 +205,9 @@ def to_snapshot(
                 operation_type=operation.type,
             )
         )
+    if memo is not None:
+        memo.clear()
+        memo.update(fresh)
     return TreeSnapshot(
         total_resource_limits=total,
         pools=pools,
@@ -149,7 +220,7 @@ def to_snapshot(
 
 def update(tree: PoolTree, now: float, total: Vector) -> UpdateResult:
     """Run one fair-share update at ``now`` and keep its integral state and result."""
-    result = run_update(to_snapshot(tree, now, tree.last_update_time, total))
+    result = run_update(to_snapshot(tree, now, tree.last_update_time, total, tree.usage_memo))
     for name, element in result.pools.items():
         pool = tree.pools.get(name)
         if pool is not None:

@@ -55,6 +55,8 @@ class PoolTree:
         self._pending_seq = 0
         self.last_result: UpdateResult | None = None
         self.last_update_time: float | None = None
+        self.usage_memo: snapshot.UsageMemo = {}
+        """Operations' usages at the last update (``snapshot.to_snapshot`` reuses them)."""
         validate_layout(self.name, self._layout(), self.config)
 
     # --- lookups and effective limits ------------------------------------------------------

@@ -34,7 +34,7 @@ from ytsched.pooltree.ephemeral import Placement
 from ytsched.pooltree.errors import SchedulerError
 from ytsched.pooltree.operations import Job, Operation, OperationState
 from ytsched.pooltree.tree import PoolTree
-from ytsched.resources import ZERO, Vector, amounts_to_map, vadd
+from ytsched.resources import Vector, amounts_to_map
 
 POOL_LIMIT_VIOLATIONS = frozenset({"TooManyOperations", "TooManyEphemeralPools"})
 
@@ -259,11 +259,18 @@ class PoolTrees:
     def tree_resource_limits(self, name: str) -> Vector:
         """Total resources of the tree: the sum over its online nodes."""
         self.tree(name)
-        total = ZERO
+        # vadd from ZERO written out: the same additions in the same order, without a call
+        # and a tuple per node (this runs over every node at every update).
+        t0 = t1 = t2 = t3 = t4 = 0.0
         for node in self.nodes.values():
             if node.tree == name and node.state == "online":
-                total = vadd(total, node.resource_limits)
-        return total
+                limits = node.resource_limits
+                t0 = t0 + limits[0]
+                t1 = t1 + limits[1]
+                t2 = t2 + limits[2]
+                t3 = t3 + limits[3]
+                t4 = t4 + limits[4]
+        return (t0, t1, t2, t3, t4)
 
     def _abort_jobs_on_node(self, address: str, reason: str) -> None:
         for operation in self.operations.values():

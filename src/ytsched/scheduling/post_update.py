@@ -12,6 +12,8 @@ and the selector of the best-leaf descent with the operations that may schedule.
 
 from __future__ import annotations
 
+import struct
+
 from ytsched.config.resources import ResourceAmounts
 from ytsched.config.tagfilter import TagFilter
 from ytsched.config.tree import TreeConfig
@@ -21,7 +23,7 @@ from ytsched.pooltree import effective
 from ytsched.pooltree.operations import OperationState
 from ytsched.pooltree.pool import Pool, TreeOperation
 from ytsched.pooltree.tree import PoolTree
-from ytsched.resources import EPSILON, INFINITE_AMOUNT, RESOURCE_NAMES, ZERO, Vector, vadd
+from ytsched.resources import EPSILON, INFINITE_AMOUNT, RESOURCE_NAMES, ZERO, Vector
 from ytsched.scheduling.preemptible import PreemptionBounds
 from ytsched.scheduling.satisfaction import ShareView
 from ytsched.scheduling.selector import Selector, SelectorNode
@@ -39,6 +41,8 @@ from ytsched.scheduling.state import (
     MS,
     ElementState,
     OperationRecord,
+    OperationSettings,
+    OperationTemplate,
     ScheduledOperation,
     TreeState,
     is_eligible,
@@ -145,21 +149,51 @@ def _pool_element(
     )
 
 
-def _operation(
+_PACK_FLOATS = struct.Struct("27d").pack
+"""Exact bit patterns of the float inputs of an operation's template and settings."""
+
+_SHARES_SIZE = 25 * 8
+"""The first 25 packed floats are the template's shares, the last two the settings'."""
+
+
+def _settings_key(
+    tree: PoolTree, entry: TreeOperation, parent: ElementState, floats: bytes
+) -> tuple[object, ...]:
+    """Every input :func:`_settings` reads, exactly.
+
+    ``floats`` are the bit patterns of the parent's tolerance and timeout.  The tree config,
+    the operation spec and the entry's ``resource_limits`` are frozen models and go in by
+    identity, as does the inherited ``non_preemptible_resource_usage_threshold``
+    (``parent.threshold_config``, the very object :func:`effective.non_preemptible_threshold`
+    returns for the operation's pool: both take the nearest own threshold up the chain, else
+    the tree's).  The rest are the parent's inherited flags and the tree's name.
+    """
+    return (
+        floats,
+        id(tree.config),
+        id(entry.operation.spec),
+        id(entry.resource_limits),
+        id(parent.threshold_config),
+        parent.aggressive_preemption_allowed,
+        parent.aggressive_starvation_enabled,
+        tree.name,
+    )
+
+
+def _settings(
+    key: tuple[object, ...],
     tree: PoolTree,
     entry: TreeOperation,
     parent: ElementState,
-    computed: Element,
-    total: Vector,
-    starvation: StarvationState | None,
-    record: OperationRecord,
     filters: _FilterCache,
-) -> ScheduledOperation:
-    """An operation: it can only be more conservative than its pool (tolerance = min, timeout
-    = max); its aggressive-starvation flag is the pool's."""
+) -> OperationSettings:
+    """An operation's effective settings from scratch (reads only what ``key`` holds).
+
+    It can only be more conservative than its pool (tolerance = min, timeout = max); its
+    aggressive-starvation flag is the pool's.
+    """
     config = tree.config
-    operation = entry.operation
-    spec = operation.spec
+    spec = entry.operation.spec
     tolerance = parent.tolerance
     if spec.fair_share_starvation_tolerance is not None:
         tolerance = min(tolerance, spec.fair_share_starvation_tolerance)
@@ -169,61 +203,225 @@ def _operation(
     aggressive_allowed = parent.aggressive_preemption_allowed
     if spec.is_gang and not config.allow_aggressive_preemption_for_gang_operations:
         aggressive_allowed = False
+    return OperationSettings(
+        key=key,
+        anchors=(config, spec, entry.resource_limits, parent.threshold_config),
+        specified_limits=_limits(entry.resource_limits),
+        tolerance=tolerance,
+        timeout=timeout,
+        aggressive_preemption_allowed=aggressive_allowed,
+        tag_filter=filters.get(
+            spec.tree_options(tree.name).scheduling_tag_filter or spec.scheduling_tag_filter
+        ),
+        graceful=spec.preemption_mode == "graceful",
+        preemption_timeout=effective.allocation_preemption_timeout(config, entry) / MS,
+        graceful_preemption_timeout=(
+            effective.allocation_graceful_preemption_timeout(config, entry) / MS
+        ),
+        threshold=_threshold_vector(effective.operation_non_preemptible_threshold(config, entry)),
+        preemption_satisfaction_threshold=config.preemption_satisfaction_threshold,
+        aggressive_preemption_satisfaction_threshold=(
+            config.aggressive_preemption_satisfaction_threshold
+        ),
+    )
+
+
+def _template(
+    settings: OperationSettings, shares: bytes, computed: Element, total: Vector
+) -> OperationTemplate:
+    """What the operation's computed shares give under its settings, from scratch."""
+    view = _view(computed, total)
+    return OperationTemplate(
+        settings=settings,
+        shares=shares,
+        fifo_index=computed.fifo_index,
+        view=view,
+        # PublishFairShareAtOperation: the new fair share moves the class boundaries.
+        bounds=PreemptionBounds.create(
+            view,
+            preemption_satisfaction_threshold=settings.preemption_satisfaction_threshold,
+            aggressive_preemption_satisfaction_threshold=(
+                settings.aggressive_preemption_satisfaction_threshold
+            ),
+            threshold=settings.threshold,
+        ),
+        order_key=float(computed.fifo_index) if computed.fifo_index is not None else 0.0,
+        demand=computed.resource_demand,
+        status=schedulable_status(
+            view, operation_tolerance(view, settings.tolerance), view.usage_share
+        ),
+    )
+
+
+def _current_template(
+    tree: PoolTree,
+    entry: TreeOperation,
+    parent: ElementState,
+    computed: Element,
+    total: Vector,
+    record: OperationRecord,
+    filters: _FilterCache,
+    incremental: bool,
+) -> OperationTemplate:
+    """The operation's template for this update: the record's when every input is the same
+    (and ``incremental``), else a new one (kept in the record when ``incremental``)."""
+    floats = _PACK_FLOATS(
+        *computed.fair_share.total,
+        *computed.demand_share,
+        *computed.usage_share,
+        *total,
+        *computed.resource_demand,
+        parent.tolerance,
+        parent.timeout,
+    )
+    shares = floats[:_SHARES_SIZE]
+    key = _settings_key(tree, entry, parent, floats[_SHARES_SIZE:])
+    if not incremental:
+        return _template(_settings(key, tree, entry, parent, filters), shares, computed, total)
+    template = record.template
+    if template is not None and template.settings.key == key:
+        if template.shares == shares and template.fifo_index == computed.fifo_index:
+            return template
+        settings = template.settings
+    else:
+        settings = _settings(key, tree, entry, parent, filters)
+    template = _template(settings, shares, computed, total)
+    record.template = template
+    return template
+
+
+def _operation(
+    tree: PoolTree,
+    entry: TreeOperation,
+    parent: ElementState,
+    computed: Element,
+    total: Vector,
+    starvation: StarvationState | None,
+    record: OperationRecord,
+    filters: _FilterCache,
+    limited: list[ElementState],
+    reusable: ScheduledOperation | None,
+    incremental: bool,
+) -> ScheduledOperation:
+    """An operation's scheduling state: its template (reused when ``incremental`` and its
+    key did not change) and what may change without its inputs changing (running state,
+    pending jobs).
+
+    ``limited`` is the parent's chain of ancestors with ``resource_limits``; ``reusable`` is
+    the operation's state in the disposed state this one replaces, or ``None``.
+    """
+    operation = entry.operation
+    template = _current_template(tree, entry, parent, computed, total, record, filters, incremental)
     running = entry.running and operation.state is OperationState.RUNNING
-    pending = operation.pending_job_count if running else 0
+    pending = 0
+    if running:
+        for task in operation.tasks.values():
+            pending += len(task.waiting)
     reason = None
     if not running:
         reason = "not_running"
     elif pending == 0:
         reason = "no_pending_allocations"
+    if starvation is None:
+        starvation = StarvationState()
+    if (
+        reusable is not None
+        and reusable.template is template
+        and reusable.operation is operation
+        and reusable.entry is entry
+        and reusable.record is record
+    ):
+        op = _reset(reusable, parent, starvation, reason, pending)
+    else:
+        op = _fresh(template, entry, parent, starvation, record, reason, pending)
+    element = op.element
+    op.limited = [element, *limited] if template.settings.specified_limits is not None else limited
+    record.allocations.publish(template.bounds)
+    return op
+
+
+def _fresh(
+    template: OperationTemplate,
+    entry: TreeOperation,
+    parent: ElementState,
+    starvation: StarvationState,
+    record: OperationRecord,
+    reason: str | None,
+    pending: int,
+) -> ScheduledOperation:
+    """New scheduling objects for an operation (``limited`` is set by the caller)."""
+    operation = entry.operation
+    settings = template.settings
     element = ElementState(
         name=operation.id,
         is_operation=True,
         parent=parent,
-        view=_view(computed, total),
+        view=template.view,
         usage=ZERO,
-        specified_limits=_limits(entry.resource_limits),
-        tolerance=tolerance,
-        timeout=timeout,
+        specified_limits=settings.specified_limits,
+        tolerance=settings.tolerance,
+        timeout=settings.timeout,
         aggressive_starvation_enabled=parent.aggressive_starvation_enabled,
-        aggressive_preemption_allowed=aggressive_allowed,
-        starvation=starvation if starvation is not None else StarvationState(),
-        tag_filter=filters.get(
-            spec.tree_options(tree.name).scheduling_tag_filter or spec.scheduling_tag_filter
-        ),
+        aggressive_preemption_allowed=settings.aggressive_preemption_allowed,
+        starvation=starvation,
+        tag_filter=settings.tag_filter,
         schedulable=reason is None,
-        order_key=float(computed.fifo_index) if computed.fifo_index is not None else 0.0,
+        order_key=template.order_key,
     )
     op = ScheduledOperation(
         element=element,
         operation=operation,
         entry=entry,
         record=record,
-        demand=computed.resource_demand,
-        limited=[e for e in [element, *_ancestors(parent)] if e.specified_limits is not None],
-        graceful=spec.preemption_mode == "graceful",
-        preemption_timeout=effective.allocation_preemption_timeout(config, entry) / MS,
-        graceful_preemption_timeout=(
-            effective.allocation_graceful_preemption_timeout(config, entry) / MS
-        ),
+        demand=template.demand,
+        limited=[],
+        graceful=settings.graceful,
+        preemption_timeout=settings.preemption_timeout,
+        graceful_preemption_timeout=settings.graceful_preemption_timeout,
         unschedulable_reason=reason,
         pending_allocation_count=pending,
         tasks=list(operation.tasks.values()),
+        template=template,
     )
     element.operation = op
-    # PublishFairShareAtOperation: the new fair share moves the class boundaries.
-    record.allocations.publish(
-        PreemptionBounds.create(
-            element.view,
-            preemption_satisfaction_threshold=config.preemption_satisfaction_threshold,
-            aggressive_preemption_satisfaction_threshold=(
-                config.aggressive_preemption_satisfaction_threshold
-            ),
-            threshold=_threshold_vector(
-                effective.operation_non_preemptible_threshold(config, entry)
-            ),
-        )
-    )
+    return op
+
+
+def _reset(
+    op: ScheduledOperation,
+    parent: ElementState,
+    starvation: StarvationState,
+    reason: str | None,
+    pending: int,
+) -> ScheduledOperation:
+    """The scheduling objects of the disposed state, made what :func:`_fresh` would build.
+
+    The caller checked that ``op`` was built from the same template, operation, entry and
+    record, so every field :func:`_fresh` takes from those holds the same value (templates
+    are immutable and nothing assigns those fields after a build; the operation's tasks are
+    fixed at its creation).  Every other field, the ones the build, the heartbeats and
+    :meth:`TreeState.dispose` change, is set here to what :func:`_fresh` gives it
+    (``tests/scheduling/test_incremental_update.py`` compares both field by field).
+    """
+    element = op.element
+    element.parent = parent
+    element.usage = ZERO
+    element.local_sat = 0.0
+    element.aggressive_starvation_enabled = parent.aggressive_starvation_enabled
+    element.starvation = starvation
+    element.status = SchedulableStatus.NORMAL
+    element.lowest_starving = None
+    element.lowest_aggressively_starving = None
+    element.schedulable = reason is None
+    if element.children:
+        element.children = []
+    element.node = None
+    element.operation = op
+    op.unschedulable_reason = reason
+    op.pending_allocation_count = pending
+    op.static_priority = PreemptionPriority.NONE
+    op.eligible = False
+    op.preemptive_nodes = []
     return op
 
 
@@ -233,18 +431,38 @@ def build_tree_state(
     now: float,
     records: dict[str, OperationRecord],
     starvation: dict[str, StarvationState],
+    previous: TreeState | None = None,
+    *,
+    incremental: bool = True,
 ) -> TreeState:
     """The scheduling view of ``tree`` after ``result`` (the update at ``now``).
 
     ``records`` (per operation) and ``starvation`` (per element) are the persistent parts;
-    entries of elements that no longer exist are dropped from them.
+    entries of elements that no longer exist are dropped from them.  ``previous``, the state
+    this one replaces, is disposed (:meth:`TreeState.dispose`) first; nothing may use it
+    afterwards.
+
+    ``incremental`` builds the same state with less work, which matters because most
+    operations do not change between two updates: an operation's template
+    (:class:`OperationTemplate`) is reused when its key did not change, with it the
+    publication of its preemptible list when the list did not change either
+    (:meth:`PreemptibleList.publish`), and its scheduling objects from ``previous`` when built
+    from the same template (:func:`_reset`).  ``incremental=False`` builds everything anew
+    (tests compare the two).
     """
+    reusable: dict[str, ScheduledOperation] = {}
+    if previous is not None:
+        previous.dispose()
+        if incremental:
+            reusable = previous.operations
     config = tree.config
     total = result.total_resource_limits
     filters = _FilterCache()
     root = _root(result, config)
     elements: dict[str, ElementState] = {root.name: root}
     pools: list[tuple[Pool, ElementState]] = []
+    limited: dict[str, list[ElementState]] = {root.name: []}
+    """Per pool, it and its ancestors that specify ``resource_limits`` (read-only lists)."""
     for pool in tree.root.descendants():
         computed = result.pools.get(pool.name)
         if pool.is_root or pool.parent is None or computed is None:
@@ -253,23 +471,38 @@ def build_tree_state(
         element = _pool_element(pool, parent, computed, total, starvation.get(pool.name), filters)
         elements[pool.name] = element
         pools.append((pool, element))
+        inherited = limited[parent.name]
+        limited[pool.name] = (
+            [element, *inherited] if element.specified_limits is not None else inherited
+        )
 
     operations: dict[str, ScheduledOperation] = {}
     by_pool: dict[str, list[ScheduledOperation]] = {}
     for entry in tree.operations.values():
-        computed = result.operations.get(entry.id)
+        op_id = entry.operation.id
+        computed = result.operations.get(op_id)
         if computed is None:
             continue
-        record = records.get(entry.id)
+        record = records.get(op_id)
         if record is None:
             record = OperationRecord()
-            records[entry.id] = record
+            records[op_id] = record
         parent = elements[entry.pool.name]
         op = _operation(
-            tree, entry, parent, computed, total, starvation.get(entry.id), record, filters
+            tree,
+            entry,
+            parent,
+            computed,
+            total,
+            starvation.get(op_id),
+            record,
+            filters,
+            limited[parent.name],
+            reusable.get(op_id),
+            incremental,
         )
-        elements[entry.id] = op.element
-        operations[entry.id] = op
+        elements[op_id] = op.element
+        operations[op_id] = op
         by_pool.setdefault(parent.name, []).append(op)
 
     for stale in [name for name in records if name not in operations]:
@@ -323,15 +556,6 @@ def build_tree_state(
         has_graceful_operations=any(op.graceful for op in operations.values()),
         limited_elements=[e for e in elements.values() if e.specified_limits is not None],
     )
-
-
-def _ancestors(element: ElementState) -> list[ElementState]:
-    result = []
-    current: ElementState | None = element
-    while current is not None:
-        result.append(current)
-        current = current.parent
-    return result
 
 
 def _build_children(
@@ -389,6 +613,9 @@ def _update_starvation(elements: dict[str, ElementState], config: TreeConfig, no
         op = element.operation
         if op is not None and not element.schedulable:
             element.status = SchedulableStatus.NORMAL
+        elif op is not None and op.template is not None:
+            # The same computation on the same view and tolerance, done with the template.
+            element.status = op.template.status
         else:
             tolerance = element.tolerance
             if element.is_operation:
@@ -428,12 +655,22 @@ def _update_starvation(elements: dict[str, ElementState], config: TreeConfig, no
 def _fill_usage(
     elements: dict[str, ElementState], operations: dict[str, ScheduledOperation]
 ) -> None:
-    """Live usage of every element from the allocations, and its local satisfaction."""
+    """Live usage of every element from the allocations, and its local satisfaction.
+
+    Each element's usage is the sum, in operation order, of its operations' usages, starting
+    from ``ZERO``.  Operations without usage are skipped: adding a zero (of either sign) leaves
+    a sum unchanged bit for bit unless the sum is ``-0.0``, and a sum that starts at ``+0.0``
+    never becomes ``-0.0`` (round-to-nearest gives ``-0.0`` only for ``-0.0 + -0.0``).
+    """
     for op in operations.values():
         usage = op.record.allocations.total
+        if usage == ZERO:
+            continue
+        u0, u1, u2, u3, u4 = usage
         element: ElementState | None = op.element
         while element is not None:
-            element.usage = vadd(element.usage, usage)
+            e = element.usage
+            element.usage = (e[0] + u0, e[1] + u1, e[2] + u2, e[3] + u3, e[4] + u4)
             element = element.parent
     for element in elements.values():
         element.update_local_sat()

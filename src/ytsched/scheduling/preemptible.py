@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import TYPE_CHECKING
 
+from ytsched.pooltree.operations import JobState
 from ytsched.resources import CPU_INDEX, EPSILON, ZERO, Vector, vadd
 from ytsched.scheduling.satisfaction import ShareView, strictly_below
 
@@ -204,7 +205,18 @@ class PreemptibleList:
     every allocation reads as non-preemptible.
     """
 
-    __slots__ = ("_b1", "_b2", "_cum1", "_cum2", "_dead", "_items", "bounds", "total")
+    __slots__ = (
+        "_b1",
+        "_b2",
+        "_changed",
+        "_cum1",
+        "_cum2",
+        "_dead",
+        "_items",
+        "bounds",
+        "ended_removals",
+        "total",
+    )
 
     def __init__(self) -> None:
         self._items: list[Allocation | None] = []
@@ -216,6 +228,11 @@ class PreemptibleList:
         self.total: Vector = ZERO
         """Usage of all allocations in the list (preempted ones count 0)."""
         self.bounds: PreemptionBounds | None = None
+        self._changed = True
+        """Whether the sequence or an allocation's usage changed since the last publication."""
+        self.ended_removals = 0
+        """How many allocations were removed whose job was no longer running (see
+        ``_EndedJobsWatch`` in :mod:`ytsched.scheduling.scheduler`)."""
 
     def __len__(self) -> int:
         return len(self._items) - self._dead
@@ -228,12 +245,25 @@ class PreemptibleList:
     # --- classification -------------------------------------------------------------------
 
     def publish(self, bounds: PreemptionBounds | None) -> None:
-        """New fair share (or none): reclassify everything."""
+        """New fair share (or none): reclassify everything.
+
+        Publishing the very bounds object already published, when neither the sequence nor
+        any allocation's usage changed since (no :meth:`append`, :meth:`remove` or
+        :meth:`usage_decreased`), returns at once: the reclassification is a function of the
+        allocations' usages in order and of the bounds alone, the list is already compact
+        (publishing compacts, only removals make holes), so it would compute the very
+        boundaries and cumulative usages the list holds.  Allocations' usages change only
+        through those three methods (the :class:`~ytsched.scheduling.ledger.Ledger` calls
+        them; the incremental classification relies on that already).
+        """
+        if bounds is self.bounds and not self._changed:
+            return
         self.bounds = bounds
         self._compact()
         self._b1 = self._b2 = 0
         self._cum1 = self._cum2 = ZERO
         self._advance()
+        self._changed = False
 
     def _advance(self) -> None:
         bounds = self.bounds
@@ -287,6 +317,7 @@ class PreemptibleList:
 
     def append(self, allocation: Allocation) -> None:
         """A new allocation goes to the end of the sequence."""
+        self._changed = True
         index = len(self._items)
         allocation.list_index = index
         self._items.append(allocation)
@@ -304,6 +335,9 @@ class PreemptibleList:
         index = allocation.list_index
         if index < 0 or index >= len(self._items) or self._items[index] is not allocation:
             return
+        self._changed = True
+        if allocation.job.state is not JobState.RUNNING:
+            self.ended_removals += 1
         usage = allocation.usage
         self._items[index] = None
         self._dead += 1
@@ -314,6 +348,7 @@ class PreemptibleList:
             self._compact()
 
     def _decreased_at(self, index: int, delta: Vector) -> None:
+        self._changed = True
         self.total = vadd(self.total, delta)
         if index < self._b1:
             self._cum1 = vadd(self._cum1, delta)

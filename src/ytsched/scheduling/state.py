@@ -23,7 +23,7 @@ from ytsched.pooltree.operations import Operation, OperationState, Task
 from ytsched.pooltree.pool import TreeOperation
 from ytsched.pooltree.tree import PoolTree
 from ytsched.resources import Vector
-from ytsched.scheduling.preemptible import PreemptibleList
+from ytsched.scheduling.preemptible import PreemptibleList, PreemptionBounds
 from ytsched.scheduling.satisfaction import ShareView
 from ytsched.scheduling.selector import Selector, SelectorNode
 from ytsched.scheduling.starvation import (
@@ -38,6 +38,57 @@ MS = 1000.0
 
 PREEMPTION_HISTORY_LIMIT = 64
 """How many preemptions (suffered and caused) an operation remembers for ``explain``."""
+
+
+@dataclass(frozen=True, slots=True)
+class OperationSettings:
+    """An operation's effective settings in a tree, derived from ``key`` alone.
+
+    Part of an :class:`OperationTemplate`; they change only when a config, the spec or the
+    pool's inherited settings do.  ``key`` holds every input the derivation reads: floats as
+    their exact bit patterns (``-0.0`` and ``0.0`` differ), frozen config objects by identity
+    (``anchors`` keeps them alive, so that no other object can take their ids while the key
+    is held), flags and the tree's name as they are.
+    """
+
+    key: tuple[object, ...]
+    anchors: tuple[object, ...]
+    specified_limits: Vector | None
+    tolerance: float
+    timeout: float
+    aggressive_preemption_allowed: bool
+    tag_filter: TagFilter | None
+    graceful: bool
+    preemption_timeout: float
+    graceful_preemption_timeout: float
+    threshold: Vector | None
+    """Absolute ``non_preemptible_resource_usage_threshold`` (see :class:`PreemptionBounds`)."""
+    preemption_satisfaction_threshold: float
+    aggressive_preemption_satisfaction_threshold: float
+
+
+@dataclass(frozen=True, slots=True)
+class OperationTemplate:
+    """What an update derives for an operation from its settings and its computed shares.
+
+    :func:`~ytsched.scheduling.post_update.build_tree_state` keeps the template of the last
+    update in the operation's :class:`OperationRecord` and builds a new one only when the
+    settings object or the exact ``shares`` (bit patterns of the fair, demand and usage shares,
+    the tree's total and the absolute demand) or the FIFO index differ; most operations'
+    shares do not move between two updates.  Everything here is immutable, so the same
+    objects serve every update with those inputs; in particular the same ``bounds`` object
+    lets :meth:`PreemptibleList.publish` skip an unchanged list.
+    """
+
+    settings: OperationSettings
+    shares: bytes
+    fifo_index: int | None
+    view: ShareView
+    bounds: PreemptionBounds
+    order_key: float
+    demand: Vector
+    status: SchedulableStatus
+    """The scheduling status at the update while the operation is schedulable."""
 
 
 @dataclass(slots=True)
@@ -57,6 +108,8 @@ class OperationRecord:
     """Allocations preempted to make room for it."""
     started_allocation_count: int = 0
     preempted_allocation_count: int = 0
+    template: OperationTemplate | None = None
+    """The operation's template at the last update (see :class:`OperationTemplate`)."""
 
 
 @dataclass(eq=False, slots=True)
@@ -141,6 +194,8 @@ class ScheduledOperation:
     pending_allocation_count: int
     tasks: list[Task]
     """The operation's tasks in spec order (the "controller" tries them in this order)."""
+    template: OperationTemplate | None = None
+    """What the update derived from the operation's inputs (``None`` when built by hand)."""
     static_priority: PreemptionPriority = PreemptionPriority.NONE
     eligible: bool = False
     preemptive_nodes: list[tuple[Selector, SelectorNode]] = field(default_factory=list)
