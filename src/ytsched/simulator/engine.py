@@ -103,6 +103,8 @@ class Simulation:
         self.seed = scenario.seed if seed is None else seed
         self.end_time = scenario.duration if until is None else until
         self.recorder: Recorder = recorder if recorder is not None else NullRecorder()
+        self.recording_events = not isinstance(self.recorder, NullRecorder)
+        """Build job event records at all (the two per job are most of the events)."""
         self.progress = progress
         document = scenario.document
         self.orchid_period = document.orchid_period / MS if orchid_period is None else orchid_period
@@ -466,6 +468,8 @@ class Simulation:
         if record.first_job_time is None:
             record.first_job_time = now
         self.counters.jobs_started += 1
+        if not self.recording_events:
+            return
         self._event(
             "job_started",
             operation_id=start.operation_id,
@@ -553,6 +557,8 @@ class Simulation:
             work.attempt_ended(job.task, job.index, elapsed, "completed")
             record.completed_job_count += 1
             self.counters.jobs_completed += 1
+        if not self.recording_events:
+            return
         self._event(
             "job_completed",
             operation_id=job.operation_id,
