@@ -46,6 +46,8 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from itertools import chain
+from operator import itemgetter
+from typing import TypeVar
 
 import numpy as np
 
@@ -56,6 +58,8 @@ ScalarChain = tuple[list[float], list[float]]
 VectorChain = tuple[list[float], list[Vector]]
 
 COMPRESS_EPSILON = 1e-15
+
+_T = TypeVar("_T")
 
 # --- merge rule ----------------------------------------------------------------------------
 
@@ -106,6 +110,40 @@ def push_vector(xs: list[float], ys: list[Vector], x: float, y: Vector) -> None:
         return
     xs.append(x)
     ys.append(y)
+
+
+def merge_points(px: list[float], py: list[_T]) -> tuple[list[float], list[_T]]:
+    """The chain of points ``px[k], py[k]``: the first two as they are, every later one
+    through the merge rule (:func:`push_scalar`/:func:`push_vector`, which this is, inlined).
+
+    Works for scalar and vector values alike (tuple equality is component-wise equality).
+    Building a function as a plain list of points and merging it here costs one call per
+    function instead of one per point.
+    """
+    xs = [px[0], px[1]]
+    ys = [py[0], py[1]]
+    for k in range(2, len(px)):
+        x = px[k]
+        y = py[k]
+        x1 = xs[-1]
+        y1 = ys[-1]
+        if x == x1:
+            if y == y1:
+                continue
+            if xs[-2] == x1:
+                ys[-1] = y
+                continue
+        elif y == y1:
+            if ys[-2] == y1:
+                xs[-1] = x
+                continue
+        elif xs[-2] == x1 and ys[-2] == y1:
+            xs[-1] = x
+            ys[-1] = y
+            continue
+        xs.append(x)
+        ys.append(y)
+    return xs, ys
 
 
 # --- interpolation -------------------------------------------------------------------------
@@ -446,6 +484,10 @@ def compose(fx: list[float], fv: list[Vector], mx: list[float], my: list[float])
     The points of the result are those of ``inner`` plus, for every critical argument of
     ``outer`` that ``inner`` passes strictly inside a tilted segment, the suggestion where it
     does; ``outer`` is evaluated at each (left and right limits where ``inner`` jumps).
+
+    The evaluations are :func:`vector_value_at` and :func:`vector_right_limit_at` written out
+    (the same searches and the same interpolation), and the emitted points go through the merge
+    rule in one pass (:func:`merge_points`) instead of a call per point.
     """
     points = list(zip(mx, my, strict=True))
     lo = my[0]
@@ -474,30 +516,45 @@ def compose(fx: list[float], fv: list[Vector], mx: list[float], my: list[float])
     if len(points) > n:
         points.sort()
 
-    xs: list[float] = []
-    ys: list[Vector] = []
+    out_x: list[float] = []
+    out_y: list[Vector] = []
+    add_x = out_x.append
+    add_y = out_y.append
+    last = len(fx) - 1
     count = len(points)
+    previous_x = None
     for k in range(count):
         x, v = points[k]
-        if k == 0 or points[k - 1][0] != x:
-            left = vector_value_at(fx, fv, v)
-            if len(xs) >= 2:
-                push_vector(xs, ys, x, left)
-            else:
-                xs.append(x)
-                ys.append(left)
-        if k + 1 == count or points[k + 1][0] != x:
-            if k + 1 < count and points[k + 1][1] > v:
-                right = vector_right_limit_at(fx, fv, v)
-            else:
-                right = vector_value_at(fx, fv, v)
-            if len(xs) >= 2:
-                push_vector(xs, ys, x, right)
-            else:
-                xs.append(x)
-                ys.append(right)
-    if len(xs) < 2:
+        if x != previous_x:
+            # value_at(v): the segment [fx[j - 1], fx[j]] with fx[j - 1] < v <= fx[j].
+            j = bisect_left(fx, v, 1)
+            lb = fx[j - 1]
+            rb = fx[j]
+            add_x(x)
+            add_y(fv[j - 1] if lb == rb else interpolate_vector(lb, fv[j - 1], rb, fv[j], v))
+            previous_x = x
+        if k + 1 == count:
+            right_limit = False
+        else:
+            following = points[k + 1]
+            if following[0] == x:
+                continue
+            right_limit = following[1] > v
+        if right_limit:
+            j = bisect_right(fx, v, 0, last)
+            lb = fx[j - 1]
+            rb = fx[j]
+            limit = fv[j] if lb == rb else interpolate_vector(lb, fv[j - 1], rb, fv[j], v)
+        else:
+            j = bisect_left(fx, v, 1)
+            lb = fx[j - 1]
+            rb = fx[j]
+            limit = fv[j - 1] if lb == rb else interpolate_vector(lb, fv[j - 1], rb, fv[j], v)
+        add_x(x)
+        add_y(limit)
+    if len(out_x) < 2:
         raise ValueError("a piecewise-linear function needs at least one segment")
+    xs, ys = merge_points(out_x, out_y)
     # trim (drop a final jump)
     if xs[-1] == xs[-2] and ys[-1] != ys[-2]:
         if len(xs) > 2:
@@ -525,6 +582,11 @@ def compress(xs: list[float], ys: list[Vector], epsilon: float = COMPRESS_EPSILO
     if n == 1:
         return [xs[0], xs[1]], [ys[0], ys[1]]
     eps = epsilon
+    if eps > 0.0:
+        used = [r for r in range(5) if any(map(_COMPONENT[r], ys))]
+        if len(used) <= 3:
+            unused = [r for r in range(5) if r not in used]
+            return _compress_three(xs, ys, eps, *sorted(used + unused[: 3 - len(used)]))
     out_x = [xs[0]]
     out_y = [ys[0]]
     end = 1
@@ -614,6 +676,102 @@ def compress(xs: list[float], ys: list[Vector], epsilon: float = COMPRESS_EPSILO
             end = c + 1
             c += 1
         # Flush the accumulated segment (it ends at point ``end``).
+        if len(out_x) >= 2:
+            push_vector(out_x, out_y, xs[end], ys[end])
+        else:
+            out_x.append(xs[end])
+            out_y.append(ys[end])
+        if c >= n:
+            return out_x, out_y
+
+
+_COMPONENT = [itemgetter(r) for r in range(5)]
+
+
+def _compress_three(
+    xs: list[float], ys: list[Vector], eps: float, ra: int, rb_: int, rc: int
+) -> VectorChain:
+    """:func:`compress` when every resource but ``ra``, ``rb_``, ``rc`` is zero everywhere.
+
+    Why skipping a resource whose values are all ``±0.0`` is exact (``eps > 0``): its corridor
+    is ``(v ± eps) - l = ±eps`` at every point and its chord ``u = v - l`` is a zero, so its two
+    break tests reduce to ``±0 + dx * eps <= 0`` and ``±0 - dx * eps >= 0``: it ends a run
+    exactly when ``dx * eps <= 0`` (the run has zero width, or the product underflows), whatever
+    its corridor state.  A run ends when any resource ends it and the state of the others is
+    rebuilt at the restart, so testing ``dx * eps <= 0`` once and the three other resources as
+    :func:`compress` does (same expressions) ends the same runs, which are the only decisions.
+    """
+    n = len(xs) - 1
+    out_x = [xs[0]]
+    out_y = [ys[0]]
+    end = 1
+    c = 0
+    while True:
+        lb = xs[c]
+        start = ys[c]
+        la = start[ra]
+        lb_ = start[rb_]
+        lc = start[rc]
+        following = ys[c + 1]
+        va = following[ra]
+        vb = following[rb_]
+        vc = following[rc]
+        dx = xs[c + 1] - lb
+        tax = bax = dx
+        tay = (va + eps) - la
+        bay = (va - eps) - la
+        tbx = bbx = dx
+        tby = (vb + eps) - lb_
+        bby = (vb - eps) - lb_
+        tcx = bcx = dx
+        tcy = (vc + eps) - lc
+        bcy = (vc - eps) - lc
+        end = c + 1
+        c += 1
+        while c < n:
+            rb = xs[c + 1]
+            dx = rb - lb
+            if dx * eps <= 0:
+                break
+            following = ys[c + 1]
+            va = following[ra]
+            cty = (va + eps) - la
+            cby = (va - eps) - la
+            if dx * tay - tax * cty > 0:
+                tax = dx
+                tay = cty
+            if dx * bay - bax * cby < 0:
+                bax = dx
+                bay = cby
+            u = va - la
+            if bax * u - dx * bay <= 0 or tax * u - dx * tay >= 0:
+                break
+            vb = following[rb_]
+            cty = (vb + eps) - lb_
+            cby = (vb - eps) - lb_
+            if dx * tby - tbx * cty > 0:
+                tbx = dx
+                tby = cty
+            if dx * bby - bbx * cby < 0:
+                bbx = dx
+                bby = cby
+            u = vb - lb_
+            if bbx * u - dx * bby <= 0 or tbx * u - dx * tby >= 0:
+                break
+            vc = following[rc]
+            cty = (vc + eps) - lc
+            cby = (vc - eps) - lc
+            if dx * tcy - tcx * cty > 0:
+                tcx = dx
+                tcy = cty
+            if dx * bcy - bcx * cby < 0:
+                bcx = dx
+                bcy = cby
+            u = vc - lc
+            if bcx * u - dx * bcy <= 0 or tcx * u - dx * tcy >= 0:
+                break
+            end = c + 1
+            c += 1
         if len(out_x) >= 2:
             push_vector(out_x, out_y, xs[end], ys[end])
         else:
@@ -1047,7 +1205,17 @@ def sum_chains_np(chains: Sequence[VectorChain]) -> VectorChain:
     jump = on_point & (keys[k_next] == queries)
     k_prev = k - 1
     x0 = xs_all[k_prev]
-    columns = np.ascontiguousarray(ys_all.T)  # gathers of rows of five are slow
+    # Only the resources some child uses: a resource that is exactly zero at every point of
+    # every child samples to exactly zero (``0.0`` stored, ``0.0 + 0.0 * t`` or
+    # ``0.0 - 0.0 * (1 - t)`` interpolated, with ``t`` finite wherever it is selected) and sums
+    # to exactly zero, so its column of the result is filled with zeros instead (gpu and
+    # network in most trees).
+    used = ys_all.any(axis=0)
+    width = int(np.count_nonzero(used))
+    if width == 5:
+        columns = np.ascontiguousarray(ys_all.T)  # gathers of rows of five are slow
+    else:
+        columns = np.ascontiguousarray(ys_all[:, used].T)
     y0 = columns[:, k_prev]
     y1 = columns[:, k]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -1055,14 +1223,19 @@ def sum_chains_np(chains: Sequence[VectorChain]) -> VectorChain:
         delta = y1 - y0
         inner = np.where(t < 0.5, y0 + delta * t, y1 - delta * (1.0 - t))
     # limits[side, resource, child, point]; side 0 = left limit, 1 = right limit.
-    limits = np.empty((2, 5, count, size))
+    limits = np.empty((2, width, count, size))
     np.copyto(limits[0], np.where(on_point, y1, inner))
     np.copyto(limits[1], np.where(jump, columns[:, k_next], limits[0]))
     # Child by child, in child order (``accumulate`` is sequential by definition); the
     # reference starts from zero, and ``0.0 + v`` is ``v`` for every ``v`` but ``-0.0``, which
     # neither the inputs nor these operations on them produce.
     total = np.add.accumulate(limits, axis=2)[:, :, -1, :]
-    return canonical_vector(np.repeat(points, 2), total.transpose(2, 0, 1).reshape(2 * size, 5))
+    if width == 5:
+        values = total.transpose(2, 0, 1).reshape(2 * size, 5)
+    else:
+        values = np.zeros((2 * size, 5))
+        values[:, used] = total.transpose(2, 0, 1).reshape(2 * size, width)
+    return canonical_vector(np.repeat(points, 2), values)
 
 
 def _plain(xs: np.ndarray, ys: np.ndarray) -> bool:

@@ -60,6 +60,29 @@ def _interpolate(seg: Segment, x: float, ops: ValueOps[Any]) -> Any:
     return ops.sub(rv, ops.scale(ops.sub(rv, lv), 1.0 - t))
 
 
+def _interpolate_vector(lb: float, lv: Vector, rb: float, rv: Vector, x: float) -> Vector:
+    """:func:`_interpolate` with ``VECTOR_OPS`` written out: the same operations per resource
+    (``vadd(lv, vscale(vsub(rv, lv), t))`` is ``lv[r] + (rv[r] - lv[r]) * t``), without the
+    three intermediate tuples and calls."""
+    t = (x - lb) / (rb - lb)
+    if t < 0.5:
+        return (
+            lv[0] + (rv[0] - lv[0]) * t,
+            lv[1] + (rv[1] - lv[1]) * t,
+            lv[2] + (rv[2] - lv[2]) * t,
+            lv[3] + (rv[3] - lv[3]) * t,
+            lv[4] + (rv[4] - lv[4]) * t,
+        )
+    u = 1.0 - t
+    return (
+        rv[0] - (rv[0] - lv[0]) * u,
+        rv[1] - (rv[1] - lv[1]) * u,
+        rv[2] - (rv[2] - lv[2]) * u,
+        rv[3] - (rv[3] - lv[3]) * u,
+        rv[4] - (rv[4] - lv[4]) * u,
+    )
+
+
 def _limits_on_segment(seg: Segment, x: float, ops: ValueOps[Any]) -> tuple[Any, Any]:
     """Left and right limits at ``x`` of one segment (both ends differ only for a jump)."""
     lb, lv, rb, rv = seg
@@ -280,7 +303,17 @@ class PLF:
             rb = xs[i + 1]
             if lb == rb:
                 return ys[i]
-            return _interpolate((lb, ys[i], rb, ys[i + 1]), x, self.ops)
+            ops = self.ops
+            if ops is VECTOR_OPS:
+                return _interpolate_vector(lb, ys[i], rb, ys[i + 1], x)
+            if ops is SCALAR_OPS:
+                t = (x - lb) / (rb - lb)
+                lv = ys[i]
+                rv = ys[i + 1]
+                if t < 0.5:
+                    return lv + (rv - lv) * t
+                return rv - (rv - lv) * (1.0 - t)
+            return _interpolate((lb, ys[i], rb, ys[i + 1]), x, ops)
         seg = self.segments[bisect.bisect_left(self._right_bounds(), x)]
         if seg[0] == seg[2]:
             return seg[1]
