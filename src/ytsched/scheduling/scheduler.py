@@ -294,26 +294,12 @@ class Scheduler:
         failing: list[ScheduledOperation] = []
         limits = node.resource_limits
         usage = node.usage
-        eps = RESOURCE_EPSILON
-        if not (
-            usage[0] <= limits[0] + eps
-            and usage[1] <= limits[1] + eps
-            and usage[2] <= limits[2] + eps
-            and usage[3] <= limits[3] + eps
-            and usage[4] <= limits[4] + eps
-        ):
+        if not _fits(usage, limits):
             return False
         if state.selector.root.heap:
             if state.tag_filtered:
                 return False
-            spare = (max_started is None or max_started > 0) and (
-                min_spare[0] <= limits[0] - usage[0] + eps
-                and min_spare[1] <= limits[1] - usage[1] + eps
-                and min_spare[2] <= limits[2] - usage[2] + eps
-                and min_spare[3] <= limits[3] - usage[3] + eps
-                and min_spare[4] <= limits[4] - usage[4] + eps
-            )
-            if spare:
+            if _has_spare(limits, usage, min_spare, max_started):
                 fail_to_fit = _all_fail_to_fit(state, limits, usage)
                 if fail_to_fit is None:
                     return False
@@ -371,17 +357,7 @@ class Scheduler:
         level = levels.get(tree, 0)
         if level == 0 and tree not in self.ledger.tree_states:
             return False
-        # Plain comparisons: this runs after every heartbeat the simulator runs.
-        limits = node.resource_limits
-        usage = node.usage
-        eps = RESOURCE_EPSILON
-        if not (
-            usage[0] <= limits[0] + eps
-            and usage[1] <= limits[1] + eps
-            and usage[2] <= limits[2] + eps
-            and usage[3] <= limits[3] + eps
-            and usage[4] <= limits[4] + eps
-        ):
+        if not _fits(node.usage, node.resource_limits):
             return True
         if level == 0:
             return False
@@ -389,31 +365,13 @@ class Scheduler:
             return True
         if self.ledger.tree_states[tree].tag_filtered:
             return True
-        return self._has_spare(node)
-
-    def _has_spare(self, node: NodeState) -> bool:
-        """Would the regular stage's loop attempt anything on the node (``min_spare`` free and
-        starts allowed)?"""
         strategy = self.trees.strategy
-        max_started = strategy.max_started_allocations_per_heartbeat
-        if max_started is not None and max_started <= 0:
-            return False
-        min_spare = self._min_spare(strategy)
-        limits = node.resource_limits
-        usage = node.usage
-        eps = RESOURCE_EPSILON
-        return (
-            min_spare[0] <= limits[0] - usage[0] + eps
-            and min_spare[1] <= limits[1] - usage[1] + eps
-            and min_spare[2] <= limits[2] - usage[2] + eps
-            and min_spare[3] <= limits[3] - usage[3] + eps
-            and min_spare[4] <= limits[4] - usage[4] + eps
+        return _has_spare(
+            node.resource_limits,
+            node.usage,
+            self._min_spare(strategy),
+            strategy.max_started_allocations_per_heartbeat,
         )
-
-    def node_has_spare(self, address: str) -> bool:
-        """:meth:`_has_spare` by address (``False`` for an unknown node)."""
-        node = self.ledger.nodes.get(address)
-        return node is not None and self._has_spare(node)
 
     def account_idle_heartbeats(self, address: str, times: Iterable[float]) -> int:
         """Apply what idle heartbeats of the node at ``times`` (ascending, all while
@@ -742,6 +700,33 @@ def collector_paused() -> Iterator[None]:
 
 
 _MIN_NEEDED = DeactivationReason.MIN_NEEDED_RESOURCES_UNSATISFIED.value
+
+
+def _fits(usage: Vector, limits: Vector) -> bool:
+    """Usage within limits (plain comparisons: this runs for every heartbeat)."""
+    eps = RESOURCE_EPSILON
+    return (
+        usage[0] <= limits[0] + eps
+        and usage[1] <= limits[1] + eps
+        and usage[2] <= limits[2] + eps
+        and usage[3] <= limits[3] + eps
+        and usage[4] <= limits[4] + eps
+    )
+
+
+def _has_spare(limits: Vector, usage: Vector, min_spare: Vector, max_started: int | None) -> bool:
+    """Would the regular stage's loop attempt anything on a node with this usage
+    (``min_spare`` free, no discount, and starts allowed)?"""
+    if max_started is not None and max_started <= 0:
+        return False
+    eps = RESOURCE_EPSILON
+    return (
+        min_spare[0] <= limits[0] - usage[0] + eps
+        and min_spare[1] <= limits[1] - usage[1] + eps
+        and min_spare[2] <= limits[2] - usage[2] + eps
+        and min_spare[3] <= limits[3] - usage[3] + eps
+        and min_spare[4] <= limits[4] - usage[4] + eps
+    )
 
 
 def _all_fail_to_fit(
