@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from tests.scheduling.test_preemptible import allocation, bounds
 from tests.simulator.test_fast_paths import _random_document
 from ytsched.pooltree.operations import Job, JobState, Operation
-from ytsched.pooltree.snapshot import UsageMemo, _memoized_usage
+from ytsched.pooltree.snapshot import UsageMemo, _memoized_usage, task_figures
 from ytsched.resources import Vector
 from ytsched.scheduling.nodes import Allocation
 from ytsched.scheduling.preemptible import PreemptibleList, PreemptionBounds
@@ -412,9 +412,15 @@ def test_memoized_usage_is_the_operation_usage(
                 getattr(operation, f"{action}_job")(job.id, 2.0)
         fresh: UsageMemo = {}
         before = dict(memo)
-        usage = _memoized_usage(operation, "t", memo, fresh)
+        ended, pending, needed = task_figures(operation)
+        usage = _memoized_usage(operation, "t", memo, fresh, ended)
         expected: Vector = operation.resource_usage("t")
         assert repr(usage) == repr(expected)
+        assert pending == operation.pending_job_count
+        assert repr(needed) == repr(operation.needed_resources())
+        assert ended == sum(
+            t.completed_count + t.failed_count + t.aborted_count for t in operation.tasks.values()
+        )
         if not actions and "op" in before:
             assert usage is before["op"][4]
         memo.clear()

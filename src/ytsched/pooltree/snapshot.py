@@ -10,6 +10,8 @@ attributes back to the live tree.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from itertools import islice
 from operator import attrgetter
 from typing import TYPE_CHECKING
 
@@ -26,9 +28,9 @@ from ytsched.fairshare.model import (
     UpdateOptions,
 )
 from ytsched.fairshare.update import UpdateResult, run_update
-from ytsched.pooltree.operations import Operation, OperationState
+from ytsched.pooltree.operations import Job, Operation, OperationState
 from ytsched.pooltree.pool import Pool
-from ytsched.resources import INFINITE_RESOURCES, Vector, vadd
+from ytsched.resources import INFINITE_RESOURCES, ZERO, Vector
 
 if TYPE_CHECKING:
     from ytsched.pooltree.tree import PoolTree
@@ -110,7 +112,9 @@ UsageMemo = dict[str, tuple[Operation, int, int, int, Vector]]
 jobs with released usage, and its usage in the tree then (see :func:`_memoized_usage`)."""
 
 
-def _memoized_usage(operation: Operation, tree: str, memo: UsageMemo, fresh: UsageMemo) -> Vector:
+def _memoized_usage(
+    operation: Operation, tree: str, memo: UsageMemo, fresh: UsageMemo, ended: int
+) -> Vector:
     """``operation.resource_usage(tree)``, reused from the last update when provably equal.
 
     The usage is a sum over ``running_jobs`` in order, of ``resources`` of the jobs in the
@@ -121,32 +125,70 @@ def _memoized_usage(operation: Operation, tree: str, memo: UsageMemo, fresh: Usa
     are there in the same order.  A job's ``resources`` and ``tree`` are set when it starts;
     ``usage_released`` only ever turns true (on preemption), so among the same jobs the same
     count of released ones means the same ones.  The sum is then the same, bit for bit.
+    ``ended`` is that ended count (the caller sums it with other per-task figures).
+
+    With the same ended count but ``k`` more running jobs, only starts happened: the first
+    jobs are the same ones in the same order and the ``k`` last ones are new.  If the new
+    ones account for all the extra released jobs, the old ones' flags are as they were, and
+    the sum over all is the memoized sum continued over the new jobs (a left fold).
     """
     running = operation.running_jobs
-    ended = 0
-    for task in operation.tasks.values():
-        ended += task.completed_count + task.failed_count + task.aborted_count
+    count = len(running)
     released = sum(map(_RELEASED, running.values()))
     known = memo.get(operation.id)
-    if (
-        known is not None
-        and known[0] is operation
-        and known[1] == len(running)
-        and known[2] == ended
-        and known[3] == released
-    ):
+    if known is None or known[0] is not operation or known[2] != ended:
+        usage = _resource_usage(operation, tree)
+    elif known[1] == count and known[3] == released:
         usage = known[4]
+    elif known[1] < count:
+        started = list(islice(reversed(running.values()), count - known[1]))
+        started.reverse()
+        if known[3] == released - sum(map(_RELEASED, started)):
+            usage = _fold_usage(known[4], started, tree)
+        else:
+            usage = _resource_usage(operation, tree)
     else:
         usage = _resource_usage(operation, tree)
-    fresh[operation.id] = (operation, len(running), ended, released, usage)
+    fresh[operation.id] = (operation, count, ended, released, usage)
     return usage
+
+
+def task_figures(operation: Operation) -> tuple[int, int, Vector]:
+    """The operation's ended-job count (see :func:`_memoized_usage`), ``pending_job_count``
+    and ``needed_resources()`` in one pass over its tasks.
+
+    The needed resources are ``vadd(needed, vscale(resources, waiting))`` from ``ZERO`` over
+    the tasks with waiting jobs, as ``Operation.needed_resources`` computes them: the same
+    multiplications and additions in the same order, written out.
+    """
+    ended = pending = 0
+    n0 = n1 = n2 = n3 = n4 = 0.0
+    for task in operation.tasks.values():
+        ended += task.completed_count + task.failed_count + task.aborted_count
+        waiting = len(task.waiting)
+        if waiting:
+            pending += waiting
+            k = float(waiting)
+            r = task.resources
+            n0 = n0 + r[0] * k
+            n1 = n1 + r[1] * k
+            n2 = n2 + r[2] * k
+            n3 = n3 + r[3] * k
+            n4 = n4 + r[4] * k
+    return ended, pending, (n0, n1, n2, n3, n4)
 
 
 def _resource_usage(operation: Operation, tree: str) -> Vector:
     """``operation.resource_usage(tree)``: the very same additions in the same order, written
     out (no call and no tuple per job; this runs for every running job at every update)."""
-    u0 = u1 = u2 = u3 = u4 = 0.0
-    for job in operation.running_jobs.values():
+    return _fold_usage(ZERO, operation.running_jobs.values(), tree)
+
+
+def _fold_usage(start: Vector, jobs: Iterable[Job], tree: str) -> Vector:
+    """``start`` plus the resources of ``jobs`` in the tree whose usage is not released, in
+    order (``vadd`` written out)."""
+    u0, u1, u2, u3, u4 = start
+    for job in jobs:
         if job.usage_released:
             continue
         job_tree = job.tree
@@ -179,15 +221,16 @@ def to_snapshot(
             if entry.resource_limits is not None
             else INFINITE_RESOURCES
         )
+        ended, pending, (n0, n1, n2, n3, n4) = task_figures(operation)
         # ``resource_demand`` is this usage plus, while running, the needed resources: the
         # same sums computed once.
         usage = (
             _resource_usage(operation, tree.name)
             if memo is None
-            else _memoized_usage(operation, tree.name, memo, fresh)
+            else _memoized_usage(operation, tree.name, memo, fresh, ended)
         )
         demand = (
-            vadd(usage, operation.needed_resources())
+            (usage[0] + n0, usage[1] + n1, usage[2] + n2, usage[3] + n3, usage[4] + n4)
             if operation.state is OperationState.RUNNING
             else usage
         )
@@ -200,7 +243,7 @@ def to_snapshot(
                 resource_limits=limits,
                 weight=entry.weight if entry.weight is not None else 1.0,
                 start_time=operation.start_time,
-                pending_job_count=operation.pending_job_count if entry.running else 0,
+                pending_job_count=pending if entry.running else 0,
                 is_gang=operation.spec.is_gang,
                 operation_type=operation.type,
             )

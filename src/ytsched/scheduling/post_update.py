@@ -155,6 +155,11 @@ _PACK_FLOATS = struct.Struct("27d").pack
 _SHARES_SIZE = 25 * 8
 """The first 25 packed floats are the template's shares, the last two the settings'."""
 
+_FAIR_AND_DEMAND = slice(0, 10 * 8)
+_TOTAL = slice(15 * 8, 20 * 8)
+"""Where the fair and demand shares and the tree's total are in the packed shares: with the
+settings, all that :meth:`PreemptionBounds.create` reads (not the usage share)."""
+
 
 def _settings_key(
     tree: PoolTree, entry: TreeOperation, parent: ElementState, floats: bytes
@@ -227,24 +232,32 @@ def _settings(
 
 
 def _template(
-    settings: OperationSettings, shares: bytes, computed: Element, total: Vector
+    settings: OperationSettings,
+    shares: bytes,
+    computed: Element,
+    total: Vector,
+    bounds: PreemptionBounds | None = None,
 ) -> OperationTemplate:
-    """What the operation's computed shares give under its settings, from scratch."""
+    """What the operation's computed shares give under its settings, from scratch; with
+    ``bounds`` when the caller has them from the same settings, fair and demand shares and
+    total (the only inputs of the bounds)."""
     view = _view(computed, total)
-    return OperationTemplate(
-        settings=settings,
-        shares=shares,
-        fifo_index=computed.fifo_index,
-        view=view,
+    if bounds is None:
         # PublishFairShareAtOperation: the new fair share moves the class boundaries.
-        bounds=PreemptionBounds.create(
+        bounds = PreemptionBounds.create(
             view,
             preemption_satisfaction_threshold=settings.preemption_satisfaction_threshold,
             aggressive_preemption_satisfaction_threshold=(
                 settings.aggressive_preemption_satisfaction_threshold
             ),
             threshold=settings.threshold,
-        ),
+        )
+    return OperationTemplate(
+        settings=settings,
+        shares=shares,
+        fifo_index=computed.fifo_index,
+        view=view,
+        bounds=bounds,
         order_key=float(computed.fifo_index) if computed.fifo_index is not None else 0.0,
         demand=computed.resource_demand,
         status=schedulable_status(
@@ -279,13 +292,19 @@ def _current_template(
     if not incremental:
         return _template(_settings(key, tree, entry, parent, filters), shares, computed, total)
     template = record.template
+    bounds = None
     if template is not None and template.settings.key == key:
-        if template.shares == shares and template.fifo_index == computed.fifo_index:
+        known = template.shares
+        if known == shares and template.fifo_index == computed.fifo_index:
             return template
         settings = template.settings
+        if known[_FAIR_AND_DEMAND] == shares[_FAIR_AND_DEMAND] and known[_TOTAL] == shares[_TOTAL]:
+            # When only the usage share moved, the same bounds object lets the preemptible
+            # list skip its reclassification (PreemptibleList.publish).
+            bounds = template.bounds
     else:
         settings = _settings(key, tree, entry, parent, filters)
-    template = _template(settings, shares, computed, total)
+    template = _template(settings, shares, computed, total, bounds)
     record.template = template
     return template
 
@@ -661,19 +680,45 @@ def _fill_usage(
     from ``ZERO``.  Operations without usage are skipped: adding a zero (of either sign) leaves
     a sum unchanged bit for bit unless the sum is ``-0.0``, and a sum that starts at ``+0.0``
     never becomes ``-0.0`` (round-to-nearest gives ``-0.0`` only for ``-0.0 + -0.0``).
+
+    An operation's own usage and satisfaction are functions of its view and its list's
+    ``total`` alone (:func:`_own_usage`), kept in its record with those very objects.
     """
     for op in operations.values():
-        usage = op.record.allocations.total
-        if usage == ZERO:
-            continue
-        u0, u1, u2, u3, u4 = usage
+        record = op.record
+        total = record.allocations.total
         element: ElementState | None = op.element
+        assert element is not None
+        view = element.view
+        memo = record.usage_memo
+        if memo is None or memo[0] is not view or memo[1] is not total:
+            memo = _own_usage(view, total)
+            record.usage_memo = memo
+        element.usage = memo[2]
+        element.local_sat = memo[3]
+        if total == ZERO:
+            continue
+        u0, u1, u2, u3, u4 = total
+        element = element.parent
         while element is not None:
             e = element.usage
             element.usage = (e[0] + u0, e[1] + u1, e[2] + u2, e[3] + u3, e[4] + u4)
             element = element.parent
     for element in elements.values():
-        element.update_local_sat()
+        if not element.is_operation:
+            element.update_local_sat()
+
+
+def _own_usage(view: ShareView, total: Vector) -> tuple[ShareView, Vector, Vector, float]:
+    """``(view, total, usage, satisfaction)`` of an operation element whose allocations sum to
+    ``total``: its usage is ``ZERO`` plus ``total`` (skipped when zero, as in
+    :func:`_fill_usage`), a pure function of ``total``, and its satisfaction a pure function
+    of the view and that usage.  The caller keeps the tuple, which keeps ``view`` and
+    ``total`` alive: the same objects (``is``) give the same results."""
+    usage = ZERO
+    if total != ZERO:
+        usage = (0.0 + total[0], 0.0 + total[1], 0.0 + total[2], 0.0 + total[3], 0.0 + total[4])
+    return view, total, usage, view.local_satisfaction(usage)
 
 
 def _preemption_priorities(

@@ -130,9 +130,13 @@ class CompiledBound:
 
 @dataclass(frozen=True, slots=True)
 class PreemptionBounds:
-    """The boundaries of one operation's classes, published at a fair-share update."""
+    """The boundaries of one operation's classes, published at a fair-share update.
 
-    view: ShareView
+    They depend on the view's fair share, demand share and total (and the thresholds) but
+    not on its usage share: an update may publish the same object again while the
+    operation's usage moved (see :meth:`PreemptibleList.publish`).
+    """
+
     aggressive_bound: CompiledBound
     """``fair_share x aggressive_preemption_satisfaction_threshold``."""
     bound: CompiledBound | None
@@ -158,7 +162,6 @@ class PreemptionBounds:
         aggressive = aggressive_preemption_satisfaction_threshold
         normal = preemption_satisfaction_threshold
         return PreemptionBounds(
-            view=view,
             aggressive_bound=CompiledBound.create(
                 view,
                 (
@@ -229,7 +232,8 @@ class PreemptibleList:
         """Usage of all allocations in the list (preempted ones count 0)."""
         self.bounds: PreemptionBounds | None = None
         self._changed = True
-        """Whether the sequence or an allocation's usage changed since the last publication."""
+        """Whether the boundaries or prefix sums may differ from what a publication of
+        :attr:`bounds` computes from scratch (see :meth:`publish`)."""
         self.ended_removals = 0
         """How many allocations were removed whose job was no longer running (see
         ``_EndedJobsWatch`` in :mod:`ytsched.scheduling.scheduler`)."""
@@ -247,21 +251,36 @@ class PreemptibleList:
     def publish(self, bounds: PreemptionBounds | None) -> None:
         """New fair share (or none): reclassify everything.
 
-        Publishing the very bounds object already published, when neither the sequence nor
-        any allocation's usage changed since (no :meth:`append`, :meth:`remove` or
-        :meth:`usage_decreased`), returns at once: the reclassification is a function of the
-        allocations' usages in order and of the bounds alone, the list is already compact
-        (publishing compacts, only removals make holes), so it would compute the very
-        boundaries and cumulative usages the list holds.  Allocations' usages change only
-        through those three methods (the :class:`~ytsched.scheduling.ledger.Ledger` calls
-        them; the incremental classification relies on that already).
+        Publishing the very bounds object already published, when the list is not
+        ``_changed``, only compacts: the list then holds exactly what a reclassification
+        from scratch computes.  That reclassification is a function of the allocations'
+        usages in order and of the bounds alone: ``b1`` is the first index whose prefix sum
+        (a left fold from ``ZERO``, holes skipped) is not below the aggressive bound, ``cum1``
+        that prefix sum, and likewise ``b2``/``cum2`` from ``b1`` on.  The incremental
+        changes keep that: :meth:`append` continues the same folds from where they stopped
+        (it only looks further when a loop stopped at the old end of the list, and ``below``
+        is a pure function of the sum), and a removal or usage decrease at or after ``b2``
+        touches neither boundary nor prefix sum (their loops stopped before it on a
+        condition of the prefix alone).  Only a decrease before ``b2`` adjusts prefix sums by
+        subtraction, which need not give the folded sum bit for bit: that sets
+        ``_changed``.  Allocations' usages change only through :meth:`append`,
+        :meth:`remove` and :meth:`usage_decreased` (the
+        :class:`~ytsched.scheduling.ledger.Ledger` calls them; the incremental
+        classification relies on that already).
         """
         if bounds is self.bounds and not self._changed:
+            self._compact()
             return
         self.bounds = bounds
-        self._compact()
         self._b1 = self._b2 = 0
         self._cum1 = self._cum2 = ZERO
+        if self._dead:
+            # Compaction without the boundary bookkeeping of _compact (they restart at 0).
+            self._dead = 0
+            alive: list[Allocation | None] = [item for item in self._items if item is not None]
+            self._items = alive
+            for index, item in enumerate(alive):
+                item.list_index = index  # type: ignore[union-attr]
         self._advance()
         self._changed = False
 
@@ -270,15 +289,8 @@ class PreemptibleList:
         if bounds is None:
             return
         items = self._items
-        count = len(items)
-        b1 = self._b1
-        cum1 = self._cum1
-        aggressive_bound = bounds.aggressive_bound
-        while b1 < count and bounds.below(cum1, aggressive_bound):
-            item = items[b1]
-            if item is not None:
-                cum1 = vadd(cum1, item.usage)
-            b1 += 1
+        threshold = bounds.threshold
+        b1, cum1 = _scan(items, self._b1, self._cum1, threshold, bounds.aggressive_bound)
         self._b1 = b1
         self._cum1 = cum1
         b2 = self._b2
@@ -286,14 +298,7 @@ class PreemptibleList:
         if b2 < b1:
             b2 = b1
             cum2 = cum1
-        bound = bounds.bound
-        while b2 < count and bounds.below(cum2, bound):
-            item = items[b2]
-            if item is not None:
-                cum2 = vadd(cum2, item.usage)
-            b2 += 1
-        self._b2 = b2
-        self._cum2 = cum2
+        self._b2, self._cum2 = _scan(items, b2, cum2, threshold, bounds.bound)
 
     def status(self, allocation: Allocation) -> PreemptionStatus:
         if self.bounds is None:
@@ -317,7 +322,6 @@ class PreemptibleList:
 
     def append(self, allocation: Allocation) -> None:
         """A new allocation goes to the end of the sequence."""
-        self._changed = True
         index = len(self._items)
         allocation.list_index = index
         self._items.append(allocation)
@@ -335,7 +339,6 @@ class PreemptibleList:
         index = allocation.list_index
         if index < 0 or index >= len(self._items) or self._items[index] is not allocation:
             return
-        self._changed = True
         if allocation.job.state is not JobState.RUNNING:
             self.ended_removals += 1
         usage = allocation.usage
@@ -348,15 +351,16 @@ class PreemptibleList:
             self._compact()
 
     def _decreased_at(self, index: int, delta: Vector) -> None:
-        self._changed = True
         self.total = vadd(self.total, delta)
+        if index >= self._b2:
+            return
+        # Prefix sums adjusted by subtraction: only a publication recomputes them exactly.
+        self._changed = True
         if index < self._b1:
             self._cum1 = vadd(self._cum1, delta)
             self._cum2 = vadd(self._cum2, delta)
         elif index < self._b2:
             self._cum2 = vadd(self._cum2, delta)
-        else:
-            return
         self._advance()
 
     def _compact(self) -> None:
@@ -377,6 +381,58 @@ class PreemptibleList:
         self._b1 = b1
         self._b2 = b2
         self._dead = 0
+
+
+def _scan(
+    items: list[Allocation | None],
+    index: int,
+    cum: Vector,
+    threshold: Vector | None,
+    bound: CompiledBound | None,
+) -> tuple[int, Vector]:
+    """``while index < len(items) and below(cum, bound): cum += usage; index += 1``.
+
+    :meth:`PreemptionBounds.below` and :meth:`CompiledBound.holds` written out (this loop
+    runs over every allocation of every republished list): the same comparisons on the same
+    prefix sums, each sum a left fold of the same additions in the same order.
+    """
+    count = len(items)
+    if bound is None:
+        checks: tuple[tuple[int, float], ...] = ()
+        any_of = constant = True  # infinite: always below
+    else:
+        checks, any_of, constant = bound.checks, bound.any_of, bound.constant
+    while index < count:
+        if threshold is None or not (
+            cum[0] < threshold[0]
+            and cum[1] < threshold[1]
+            and cum[2] < threshold[2]
+            and cum[3] < threshold[3]
+            and cum[4] < threshold[4]
+        ):
+            if any_of:
+                if not constant:
+                    for resource, limit in checks:
+                        if cum[resource] < limit:
+                            break
+                    else:
+                        break
+            elif not constant:
+                break
+            else:
+                below = True
+                for resource, limit in checks:
+                    if not cum[resource] < limit:
+                        below = False
+                        break
+                if not below:
+                    break
+        item = items[index]
+        if item is not None:
+            u = item.usage
+            cum = (cum[0] + u[0], cum[1] + u[1], cum[2] + u[2], cum[3] + u[3], cum[4] + u[4])
+        index += 1
+    return index, cum
 
 
 def preemption_sort_key(

@@ -98,7 +98,9 @@ class Scheduler:
         cyclic garbage collector paused (see :func:`collector_paused`).
         """
         with collector_paused():
-            return self.finish_update(self.begin_update(now))
+            # Nothing runs between the two halves here, so the structure cannot change in
+            # between: the pending update carries none to check (see :meth:`finish_update`).
+            return self.finish_update(self._compute(now, with_structure=False))
 
     def begin_update(self, now: float) -> PendingUpdate:
         """The fair-share computation of an update, not yet visible to heartbeats.
@@ -107,10 +109,19 @@ class Scheduler:
         so that no heartbeat waits for a whole update): they keep scheduling with the previous
         state, as YTsaurus's node shards do while the fair-share update runs on its own pool.
         """
+        return self._compute(now, with_structure=True)
+
+    def _compute(self, now: float, *, with_structure: bool) -> PendingUpdate:
+        """:meth:`begin_update`; the structure :meth:`finish_update` checks is recorded only
+        ``with_structure`` (``None`` tells it that nothing can have changed in between)."""
         self._reconcile_all()
         replaced = [tree.last_result for tree in self.trees.trees.values()]
         results = self.trees.update(now)
-        structure = {name: _structure(self.trees.trees[name]) for name in results}
+        structure = (
+            {name: _structure(self.trees.trees[name]) for name in results}
+            if with_structure
+            else None
+        )
         return PendingUpdate(now, results, replaced, structure)
 
     def finish_update(self, pending: PendingUpdate) -> dict[str, UpdateResult]:
@@ -124,8 +135,10 @@ class Scheduler:
         twice).  Changes of usage in between need nothing: the state reads live usage.
         """
         trees = self.trees.trees
-        if set(trees) != set(pending.structure) or any(
-            _structure(trees[name]) != shape for name, shape in pending.structure.items()
+        structure = pending.structure
+        if structure is not None and (
+            set(trees) != set(structure)
+            or any(_structure(trees[name]) != shape for name, shape in structure.items())
         ):
             again = self.begin_update(pending.now)
             again.replaced = [*pending.replaced, *again.replaced]
@@ -675,8 +688,9 @@ class PendingUpdate:
     results: dict[str, UpdateResult]
     replaced: list[UpdateResult | None]
     """The results these replace, unlinked once the new scheduling state is in place."""
-    structure: dict[str, tuple[object, ...]]
-    """Per tree, what :func:`_structure` was when the shares were computed."""
+    structure: dict[str, tuple[object, ...]] | None
+    """Per tree, what :func:`_structure` was when the shares were computed; ``None`` when
+    nothing can run between the computation and its application (:meth:`Scheduler.update`)."""
 
 
 @contextmanager

@@ -110,6 +110,9 @@ class OperationRecord:
     preempted_allocation_count: int = 0
     template: OperationTemplate | None = None
     """The operation's template at the last update (see :class:`OperationTemplate`)."""
+    usage_memo: tuple[ShareView, Vector, Vector, float] | None = None
+    """The operation element's view, list total, usage and local satisfaction at the last
+    update (see ``_own_usage`` in :mod:`ytsched.scheduling.post_update`)."""
 
 
 @dataclass(eq=False, slots=True)
