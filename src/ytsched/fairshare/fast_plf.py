@@ -64,11 +64,12 @@ _T = TypeVar("_T")
 # --- merge rule ----------------------------------------------------------------------------
 
 
-def push_scalar(xs: list[float], ys: list[float], x: float, y: float) -> None:
+def push_point(xs: list[float], ys: list[_T], x: float, y: _T) -> None:
     """Append the segment from the chain's last point to ``(x, y)`` under the merge rule.
 
     Same outcome as ``plf._push``: a zero-length segment vanishes; a segment that follows a
     one-point function replaces it; two jumps or two horizontal segments in a row become one.
+    Scalar and vector values alike (tuple equality is component-wise equality).
     """
     px = xs[-1]
     py = ys[-1]
@@ -90,31 +91,13 @@ def push_scalar(xs: list[float], ys: list[float], x: float, y: float) -> None:
     ys.append(y)
 
 
-def push_vector(xs: list[float], ys: list[Vector], x: float, y: Vector) -> None:
-    """:func:`push_scalar` for vector values (tuple equality is component-wise equality)."""
-    px = xs[-1]
-    py = ys[-1]
-    if x == px:
-        if y == py:
-            return
-        if xs[-2] == px:
-            ys[-1] = y
-            return
-    elif y == py:
-        if ys[-2] == py:
-            xs[-1] = x
-            return
-    elif xs[-2] == px and ys[-2] == py:
-        xs[-1] = x
-        ys[-1] = y
-        return
-    xs.append(x)
-    ys.append(y)
+push_scalar = push_point
+push_vector = push_point
 
 
 def merge_points(px: list[float], py: list[_T]) -> tuple[list[float], list[_T]]:
     """The chain of points ``px[k], py[k]``: the first two as they are, every later one
-    through the merge rule (:func:`push_scalar`/:func:`push_vector`, which this is, inlined).
+    through the merge rule (:func:`push_point`, which this is, inlined).
 
     Works for scalar and vector values alike (tuple equality is component-wise equality).
     Building a function as a plain list of points and merging it here costs one call per
