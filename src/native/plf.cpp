@@ -326,7 +326,9 @@ double crossing(double left, double right, const std::array<double, 4>& lo,
     return inverse_lower_bound(left, right, below);
 }
 
-// One resource's inverse, restricted, shifted and extended (``fast_plf._component_inverse``).
+// One resource's inverse, restricted, shifted and extended: the reference
+// ``extract_component(r, f).transpose().narrow(g, limit).trim_left().shift(-g).extend_right(1)
+// .trim()`` of ``functions._max_fit_factor_by_suggestion``, walked with one cursor.
 SChain component_inverse(const VChain& fsbff, int r, double limit_share, double guarantee_share) {
     const auto& fx = fsbff.x;
     const auto& fv = fsbff.y;
@@ -411,8 +413,9 @@ SChain component_inverse(const VChain& fsbff, int r, double limit_share, double 
 
 }  // namespace
 
-// ``fast_plf.max_fit_factor_by_suggestion`` (= the reference ``pointwise_min_all`` over the five
-// inverses: a constant component never binds and adds no critical point).
+// MFFBS: the reference ``pointwise_min_all`` over the five inverses.  A constant component's
+// inverse is the constant right bound on [0, 1]: it never binds and adds no critical point, so
+// it is skipped (unless some inverse's domain is not [0, 1]: then all five, as the reference).
 SChain max_fit_factor_by_suggestion(const VChain& f, const Vec& limits, const Vec& guarantee) {
     bool have = false;
     SChain result;
@@ -447,7 +450,7 @@ SChain max_fit_factor_by_suggestion(const VChain& f, const Vec& limits, const Ve
     return result;
 }
 
-// ``fast_plf.pointwise_min`` (``plf.pointwise_min`` with the crossing search).
+// ``plf.pointwise_min`` with its crossing search, in one merged pass over both chains' points.
 SChain pointwise_min(const SChain& A, const SChain& B) {
     const auto& ax = A.x;
     const auto& ay = A.y;
@@ -533,10 +536,9 @@ SChain pointwise_min(const SChain& A, const SChain& B) {
     return SChain{std::move(xs), std::move(ys)};
 }
 
-// ``fast_plf.compose``: ``plf.compose(outer, inner).trim()``.
+// ``plf.compose(outer, inner).trim()``.
 VChain compose(const VChain& F, const SChain& M) {
     const auto& fx = F.x;
-    const auto& fv = F.y;
     const auto& mx = M.x;
     const auto& my = M.y;
     std::vector<std::pair<double, double>> points;
@@ -609,7 +611,7 @@ VChain compose(const VChain& F, const SChain& M) {
     return c;
 }
 
-// ``fast_plf.compress`` (``plf.compress``, the greedy corridor test of ``CompressFunction``).
+// ``plf.compress``: the greedy corridor test of ``CompressFunction``.
 VChain compress(const VChain& F, double eps) {
     const auto& xs = F.x;
     const auto& ys = F.y;

@@ -147,7 +147,10 @@ def build_flat(snapshot: TreeSnapshot) -> FlatTree:
     total = snapshot.total_resource_limits
     if any(math.isnan(v) or math.isinf(v) or v < 0 for v in total):
         raise _bad(f"total_resource_limits = {total!r} (expected finite, non-negative amounts)")
-    for name, moment in (("now", snapshot.now), ("previous_update_time", snapshot.previous_update_time)):
+    for name, moment in (
+        ("now", snapshot.now),
+        ("previous_update_time", snapshot.previous_update_time),
+    ):
         if moment is not None and not math.isfinite(moment):
             raise _bad(f"{name} = {moment!r} (expected a finite time)")
 
@@ -242,9 +245,7 @@ def build_flat(snapshot: TreeSnapshot) -> FlatTree:
         row_i = in_i[position]
         row_f[IN_WEIGHT] = 1.0 if spec.weight is None else spec.weight
         row_i[II_WEIGHT_EXPLICIT] = spec.weight is not None
-        row_f[IN_LIMITS : IN_LIMITS + 5] = (
-            total if spec.parent is None else spec.resource_limits
-        )
+        row_f[IN_LIMITS : IN_LIMITS + 5] = total if spec.parent is None else spec.resource_limits
         mask = 0
         for resource, value in spec.strong_guarantee_resources.items():
             if gpu_only and resource != GPU_INDEX:
@@ -301,8 +302,12 @@ def _check_values(in_f: npt.NDArray[np.float64], names: list[str]) -> None:
     bad[:, 0] |= scalars[:, 0] <= 0
     if bad.any():
         row, column = (int(v) for v in np.argwhere(bad)[0])
-        what = ("weight", "relaxed_share_multiplier_limit", "last_integral_share_ratio",
-                "pending_job_count")[column]
+        what = (
+            "weight",
+            "relaxed_share_multiplier_limit",
+            "last_integral_share_ratio",
+            "pending_job_count",
+        )[column]
         raise _bad(
             f"element {names[row]!r}: {what} = {scalars[row, column]!r}"
             " (expected a finite, non-negative number; weights positive)"

@@ -24,6 +24,7 @@ import numpy as np
 from ytsched.errors import YtschedError
 from ytsched.fairshare.elements import Element, IntegralState
 from ytsched.fairshare.flat import FlatTree, build_flat
+from ytsched.fairshare.functions import without_cyclic_gc
 from ytsched.fairshare.model import DetailedShare, TreeSnapshot, UpdateError
 from ytsched.resources import RESOURCE_NAMES, amounts_to_map
 
@@ -53,7 +54,7 @@ def _load() -> ModuleType:
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
         else:
-            from ytsched.fairshare import _native as module  # type: ignore[attr-defined]
+            module = importlib.import_module("ytsched.fairshare._native")
         if module.OUT_F != OUT_F or module.OUT_I != OUT_I:
             raise ImportError("the native core's result layout does not match this package")
         _module = module
@@ -78,10 +79,12 @@ def run_flat(flat: FlatTree) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]
     try:
         summary = module.run_update(flat.in_f, flat.in_i, flat.opts_f, flat.opts_i, out_f, out_i)
     except module.NativeEngineError as error:
-        raise NativeEngineError("NativeEngineFailure", f"native fair-share core: {error}") from error
+        message = f"native fair-share core: {error}"
+        raise NativeEngineError("NativeEngineFailure", message) from error
     return out_f, out_i, summary
 
 
+@without_cyclic_gc
 def run_native_update(snapshot: TreeSnapshot) -> UpdateResult:
     """The native equivalent of the reference ``run_update`` (same result, same errors)."""
     from ytsched.fairshare.update import UpdateResult
@@ -170,9 +173,7 @@ def _elements(
         element.resource_demand = (r[111], r[112], r[113], r[114], r[115])
         element.resource_usage = (r[106], r[107], r[108], r[109], r[110])
         element.resource_limits = (
-            snapshot.total_resource_limits
-            if element.is_root
-            else spec.resource_limits
+            snapshot.total_resource_limits if element.is_root else spec.resource_limits
         )
         element.is_gang_like = bool(gangs[index])
         element.explicit_strong_guarantee = {} if is_op else dict(spec.strong_guarantee_resources)
@@ -232,9 +233,7 @@ def _elements(
     if snapshot.options.use_only_gpu_strong_guarantees:
         for element in elements[:pool_count]:
             explicit = element.explicit_strong_guarantee
-            element.explicit_strong_guarantee = (
-                {2: explicit[2]} if 2 in explicit else {}
-            )
+            element.explicit_strong_guarantee = {2: explicit[2]} if 2 in explicit else {}
     root = elements[flat.root_index]
     pools = dict(zip(flat.pool_names, elements[:pool_count], strict=True))
     operations = dict(zip(flat.operation_names, elements[pool_count:], strict=True))
