@@ -343,7 +343,8 @@ SChain component_inverse(const VChain& fsbff, int r, double limit_share, double 
 
     const std::size_t n = a.size();
     std::size_t i = 0;
-    while (a[i] < g) ++i;
+    while (i < n && a[i] < g) ++i;
+    if (i == n) fail("max fit factor: guarantee beyond the function's values");
     std::vector<double> xs, ys;
     if (a[i] == g) {
         if (i + 1 < n && a[i + 1] == g) {
@@ -372,6 +373,7 @@ SChain component_inverse(const VChain& fsbff, int r, double limit_share, double 
         }
     }
     if (xs.back() != limit) {
+        if (i == 0 || i >= n) fail("max fit factor: limit outside the function's values");
         const double v = interpolate(a[i - 1], f[i - 1], a[i], f[i], limit);
         push_point(xs, ys, limit, v);
     }
@@ -555,7 +557,7 @@ VChain compose(const VChain& F, const SChain& M) {
         have_previous = true;
         previous = value;
         if (value <= lo || value >= hi) continue;
-        while (my[i + 1] < value) ++i;
+        while (i + 2 < n && my[i + 1] < value) ++i;
         const double y1 = my[i + 1];
         if (y1 == value) continue;
         const double y0 = my[i];
