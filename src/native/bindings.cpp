@@ -74,4 +74,9 @@ NB_MODULE(_native, m) {
     m.attr("IN_I") = static_cast<int>(ytsched::kInI);
     m.attr("OUT_F") = static_cast<int>(ytsched::kOutF);
     m.attr("OUT_I") = static_cast<int>(ytsched::kOutI);
+#ifdef YTSCHED_SANITIZED
+    m.attr("SANITIZED") = true;
+#else
+    m.attr("SANITIZED") = false;
+#endif
 }

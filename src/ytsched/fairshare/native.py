@@ -57,6 +57,8 @@ def _load() -> ModuleType:
             module = importlib.import_module("ytsched.fairshare._native")
         if module.OUT_F != OUT_F or module.OUT_I != OUT_I:
             raise ImportError("the native core's result layout does not match this package")
+        if os.environ.get("YTSCHED_EXPECT_SANITIZED") and not module.SANITIZED:
+            raise ImportError("YTSCHED_EXPECT_SANITIZED is set but the core is not sanitized")
         _module = module
     return _module
 
