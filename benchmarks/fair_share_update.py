@@ -28,13 +28,12 @@ from __future__ import annotations
 import argparse
 import gc
 import os
-import resource
 import platform
+import resource
 import statistics
 import sys
 import time
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
