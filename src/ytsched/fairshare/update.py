@@ -90,10 +90,11 @@ def run_update(snapshot: TreeSnapshot, engine: Engine | None = None) -> UpdateRe
     compiled core is missing (a source checkout that was never built) the reference runs, with
     a warning.
     """
-    from ytsched.fairshare import native
+    from ytsched.fairshare import flat, native
 
     chosen = engine or os.environ.get(ENGINE_VARIABLE) or "native"
     if chosen == "python":
+        flat.build_flat(snapshot)  # the same input checks as the native path
         return run_reference_update(snapshot)
     if chosen != "native":
         raise ValueError(f"unknown fair-share engine {chosen!r} (expected native or python)")
@@ -107,6 +108,7 @@ def run_update(snapshot: TreeSnapshot, engine: Engine | None = None) -> UpdateRe
                 RuntimeWarning,
                 stacklevel=2,
             )
+        flat.build_flat(snapshot)
         return run_reference_update(snapshot)
     return native.run_native_update(snapshot)
 
