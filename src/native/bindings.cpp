@@ -58,9 +58,10 @@ nb::tuple run(Matrix<const double> in_f, Matrix<const int32_t> in_i, Array<doubl
         nb::gil_scoped_release release;
         ytsched::run_update(n, in_f.data(), in_i.data(), o, out_f.data(), out_i.data(), errors);
     }
+    std::vector<double> steps(errors.step_seconds, errors.step_seconds + ytsched::kStepCount);
     return nb::make_tuple(errors.nested_promised, errors.flow_overcommit, errors.burst_overcommit,
                           vec(errors.total_strong), vec(errors.total_flow),
-                          vec(errors.total_burst));
+                          vec(errors.total_burst), steps);
 }
 
 }  // namespace

@@ -114,21 +114,29 @@ VChain operation_fsbff(const Vec& usage, const Vec& demand, bool step) {
     return c;
 }
 
-// ``fsbs.scale_argument(scale).extend_right(1.0)``.
-VChain scale_and_extend(const VChain& f, double scale) {
-    VChain c;
+// ``fsbs.scale_argument(scale).extend_right(1.0)``; a function that neither changes is returned
+// as it is (``nullptr``), sparing the copy.
+const VChain* scale_and_extend(const VChain& f, double scale, VChain& c) {
     if (scale != 1.0) {
-        c.x = {f.x[0] / scale, f.x[1] / scale};
-        c.y = {f.y[0], f.y[1]};
+        c.x.clear();
+        c.y.clear();
+        c.x.reserve(f.x.size() + 1);
+        c.y.reserve(f.x.size() + 1);
+        c.x.push_back(f.x[0] / scale);
+        c.x.push_back(f.x[1] / scale);
+        c.y.push_back(f.y[0]);
+        c.y.push_back(f.y[1]);
         for (std::size_t j = 2; j < f.x.size(); ++j) push_point(c.x, c.y, f.x[j] / scale, f.y[j]);
-    } else {
+    } else if (f.x.back() < 1.0) {
         c = f;
+    } else {
+        return &f;
     }
     if (c.x.back() < 1.0) {
         const Vec last = c.y.back();
         push_point(c.x, c.y, 1.0, last);
     }
-    return c;
+    return &c;
 }
 
 namespace {
@@ -175,7 +183,9 @@ VChain build_from_limits(const std::vector<double>& points, const std::vector<Ve
 
 }  // namespace
 
-// ``plf.sum_functions``: every function sampled at every critical point, added in order from 0.
+// ``plf.sum_functions``: every function sampled at every critical point (left and right limits,
+// ``left_right_limit_at``), added in function order starting from zero.  Sampling and adding are
+// fused: each function is walked once with a cursor and added into the running totals.
 VChain sum_chains(const std::vector<const VChain*>& chains) {
     if (chains.empty()) fail("sum of no functions");
     double lb = chains[0]->x.front();
@@ -194,15 +204,35 @@ VChain sum_chains(const std::vector<const VChain*>& chains) {
             if (lb <= x && x <= rb) points.push_back(x);
     std::sort(points.begin(), points.end());
     points.erase(std::unique(points.begin(), points.end()), points.end());
-    std::vector<Vec> left_total(points.size(), kZero);
-    std::vector<Vec> right_total(points.size(), kZero);
-    std::vector<Vec> lefts, rights;
+    const std::size_t count = points.size();
+    std::vector<Vec> left_total(count, kZero);
+    std::vector<Vec> right_total(count, kZero);
     for (const VChain* c : chains) {
-        sample_limits(*c, points, lefts, rights);
-        for (std::size_t k = 0; k < points.size(); ++k) {
-            for (int r = 0; r < 5; ++r) {
-                left_total[k][r] += lefts[k][r];
-                right_total[k][r] += rights[k][r];
+        const auto& xs = c->x;
+        const auto& ys = c->y;
+        const std::size_t n = xs.size();
+        std::size_t i = bisect_left(xs, points[0]);
+        for (std::size_t k = 0; k < count; ++k) {
+            const double p = points[k];
+            while (i < n && xs[i] < p) ++i;
+            if (i >= n) fail("sum: point beyond a function's domain");
+            const double x = xs[i];
+            Vec& lt = left_total[k];
+            Vec& rt = right_total[k];
+            if (x == p) {
+                const Vec& left = ys[i];
+                const Vec& right = (i + 1 < n && xs[i + 1] == p) ? ys[i + 1] : ys[i];
+                for (int r = 0; r < 5; ++r) {
+                    lt[r] += left[r];
+                    rt[r] += right[r];
+                }
+            } else {
+                if (i == 0) fail("sum: point before a function's domain");
+                const Vec v = interpolate_vector(xs[i - 1], ys[i - 1], x, ys[i], p);
+                for (int r = 0; r < 5; ++r) {
+                    lt[r] += v[r];
+                    rt[r] += v[r];
+                }
             }
         }
     }
@@ -225,14 +255,14 @@ void ImprovedParts::shares(double fit_factor, std::vector<Vec>& out) const {
 }
 
 // ``functions._improved_fsbff``.
-VChain improved_sum(const std::vector<VChain>& chains, ImprovedParts& parts) {
-    const double rb = chains[0].x.back();
-    for (const VChain& c : chains)
-        if (c.x.front() != 0.0 || c.x.back() != rb)
+VChain improved_sum(const std::vector<const VChain*>& chains, ImprovedParts& parts) {
+    const double rb = chains[0]->x.back();
+    for (const VChain* c : chains)
+        if (c->x.front() != 0.0 || c->x.back() != rb)
             fail("improved fair share: the children of a pool have different domains");
     std::vector<std::pair<double, std::size_t>> owned;
     for (std::size_t index = 0; index < chains.size(); ++index) {
-        const auto& xs = chains[index].x;
+        const auto& xs = chains[index]->x;
         for (std::size_t j = 0; j < xs.size(); ++j)
             if (j == 0 || xs[j] != xs[j - 1]) owned.emplace_back(xs[j], index);
     }
@@ -248,7 +278,7 @@ VChain improved_sum(const std::vector<VChain>& chains, ImprovedParts& parts) {
     std::vector<Vec> right_total(count, kZero);
     std::vector<Vec> lefts, rights;
     for (std::size_t index = 0; index < chains.size(); ++index) {
-        sample_limits(chains[index], points, lefts, rights);
+        sample_limits(*chains[index], points, lefts, rights);
         Vec* arriving = &parts.arriving[index * count];
         Vec* leaving = &parts.leaving[index * count];
         for (std::size_t k = 0; k < count; ++k) {
@@ -466,6 +496,8 @@ SChain pointwise_min(const SChain& A, const SChain& B) {
     std::size_t ia = bisect_left(ax, lb);
     std::size_t ib = bisect_left(bx, lb);
     std::vector<double> xs, ys;
+    xs.reserve(na + nb + 8);
+    ys.reserve(na + nb + 8);
     double p = lb;
     double previous = lb;
     double prev_ra = 0.0, prev_rb = 0.0;
@@ -541,6 +573,7 @@ SChain pointwise_min(const SChain& A, const SChain& B) {
 // ``plf.compose(outer, inner).trim()``.
 VChain compose(const VChain& F, const SChain& M) {
     const auto& fx = F.x;
+    const auto& fv = F.y;
     const auto& mx = M.x;
     const auto& my = M.y;
     std::vector<std::pair<double, double>> points;
@@ -573,6 +606,27 @@ VChain compose(const VChain& F, const SChain& M) {
     out_x.reserve(points.size() * 2);
     out_y.reserve(points.size() * 2);
     const std::size_t count = points.size();
+    const std::size_t nf = fx.size();
+    // ``value_at(F, v)`` and ``right_limit_at(F, v)`` with cursors: the inner function is
+    // non-decreasing, so ``v`` never decreases along ``points`` and the indices the binary
+    // searches would find (first j >= 1 with fx[j] >= v; first j < nf - 1 with fx[j] > v)
+    // never decrease either.
+    std::size_t jl = 1;
+    std::size_t jr = 0;
+    auto left_value = [&](double v) {
+        while (jl < nf && fx[jl] < v) ++jl;
+        if (jl >= nf) fail("compose: value beyond the outer function's domain");
+        const double lb = fx[jl - 1];
+        const double rb = fx[jl];
+        return lb == rb ? fv[jl - 1] : interpolate_vector(lb, fv[jl - 1], rb, fv[jl], v);
+    };
+    auto right_value = [&](double v) {
+        while (jr < nf - 1 && fx[jr] <= v) ++jr;
+        if (jr == 0) fail("compose: value before the outer function's domain");
+        const double lb = fx[jr - 1];
+        const double rb = fx[jr];
+        return lb == rb ? fv[jr] : interpolate_vector(lb, fv[jr - 1], rb, fv[jr], v);
+    };
     bool have_px = false;
     double previous_x = 0.0;
     for (std::size_t k = 0; k < count; ++k) {
@@ -580,7 +634,7 @@ VChain compose(const VChain& F, const SChain& M) {
         const double v = points[k].second;
         if (!have_px || x != previous_x) {
             out_x.push_back(x);
-            out_y.push_back(value_at(F, v));
+            out_y.push_back(left_value(v));
             previous_x = x;
             have_px = true;
         }
@@ -593,12 +647,16 @@ VChain compose(const VChain& F, const SChain& M) {
             right_limit = following.second > v;
         }
         out_x.push_back(x);
-        out_y.push_back(right_limit ? right_limit_at(F, v) : value_at(F, v));
+        out_y.push_back(right_limit ? right_value(v) : left_value(v));
     }
     if (out_x.size() < 2) fail("a piecewise-linear function needs at least one segment");
     VChain c;
-    c.x = {out_x[0], out_x[1]};
-    c.y = {out_y[0], out_y[1]};
+    c.x.reserve(out_x.size());
+    c.y.reserve(out_x.size());
+    c.x.push_back(out_x[0]);
+    c.x.push_back(out_x[1]);
+    c.y.push_back(out_y[0]);
+    c.y.push_back(out_y[1]);
     for (std::size_t k = 2; k < out_x.size(); ++k) push_point(c.x, c.y, out_x[k], out_y[k]);
     const std::size_t m = c.x.size();
     if (c.x[m - 1] == c.x[m - 2] && !(c.y[m - 1] == c.y[m - 2])) {
@@ -620,8 +678,10 @@ VChain compress(const VChain& F, double eps) {
     const std::size_t n = xs.size() - 1;
     if (n == 1) return F;
     VChain out;
-    out.x = {xs[0]};
-    out.y = {ys[0]};
+    out.x.reserve(xs.size());
+    out.y.reserve(xs.size());
+    out.x.push_back(xs[0]);
+    out.y.push_back(ys[0]);
     std::size_t end = 1;
     std::size_t c = 0;
     double tx[5], ty[5], bx[5], by[5];

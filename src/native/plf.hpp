@@ -158,7 +158,7 @@ double inverse_lower_bound(double lo, double hi, Pred&& predicate) {
 // --- function construction ------------------------------------------------------------------
 
 VChain operation_fsbff(const Vec& usage, const Vec& demand, bool step);
-VChain scale_and_extend(const VChain& f, double scale);
+const VChain* scale_and_extend(const VChain& f, double scale, VChain& scratch);
 VChain sum_chains(const std::vector<const VChain*>& chains);
 VChain constant_chain(double lb, double rb, const Vec& value);
 
@@ -170,7 +170,7 @@ struct ImprovedParts {
     std::vector<Vec> leaving;
     void shares(double fit_factor, std::vector<Vec>& out) const;
 };
-VChain improved_sum(const std::vector<VChain>& chains, ImprovedParts& parts);
+VChain improved_sum(const std::vector<const VChain*>& chains, ImprovedParts& parts);
 
 // A FIFO pool's FSBFF: children end to end, each lifted by its predecessors' right values.
 // ``generic``: the sum of the children shifted to [k, k + 1] and extended to [0, n].

@@ -7,6 +7,7 @@
 #include "update.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -116,6 +117,24 @@ int dominant_resource(const Vec& a, const Vec& total) {
     }
     return best;
 }
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Adds the time from construction to destruction to one step's total.
+class StepTimer {
+public:
+    StepTimer(Errors& errors, Step step)
+        : total_(errors.step_seconds[step]), start_(std::chrono::steady_clock::now()) {}
+    ~StepTimer() { total_ += seconds_since(start_); }
+    StepTimer(const StepTimer&) = delete;
+    StepTimer& operator=(const StepTimer&) = delete;
+
+private:
+    double& total_;
+    std::chrono::steady_clock::time_point start_;
+};
 
 Vec get(const double* row, int col) { return {row[col], row[col + 1], row[col + 2], row[col + 3], row[col + 4]}; }
 void put(double* row, int col, const Vec& v) {
@@ -575,6 +594,7 @@ public:
     void build_functions(int index) {
         Element& el = e_[index];
         el.has_parts = false;
+        auto start = std::chrono::steady_clock::now();
         if (el.is_op) {
             el.fsbff = operation_fsbff(el.usage_share, el.demand_share, uses_step_function(el));
         } else if (el.fifo) {
@@ -585,22 +605,33 @@ public:
             el.fsbff = constant_chain(0.0, 1.0, kZero);
         } else {
             const double min_weight = min_child_weight(el);
-            std::vector<VChain> scaled;
-            scaled.reserve(el.children.size());
-            for (int c : el.children)
-                scaled.push_back(scale_and_extend(e_[c].fsbs, e_[c].weight / min_weight));
+            std::vector<VChain> scratch(el.children.size());
+            std::vector<const VChain*> scaled(el.children.size());
+            for (std::size_t k = 0; k < el.children.size(); ++k) {
+                const Element& child = e_[el.children[k]];
+                scaled[k] = scale_and_extend(child.fsbs, child.weight / min_weight, scratch[k]);
+            }
             if (o_.improved) {
                 el.fsbff = improved_sum(scaled, el.parts);
                 el.has_parts = true;
             } else {
-                std::vector<const VChain*> ptrs;
-                ptrs.reserve(scaled.size());
-                for (const VChain& s : scaled) ptrs.push_back(&s);
-                el.fsbff = sum_chains(ptrs);
+                el.fsbff = sum_chains(scaled);
             }
         }
+        auto next = std::chrono::steady_clock::now();
+        errors_->step_seconds[kStepFsbff] += std::chrono::duration<double>(next - start).count();
+        start = next;
         el.mffbs = max_fit_factor_by_suggestion(el.fsbff, el.limits_share, el.guarantee_share());
-        el.fsbs = compress(compose(el.fsbff, el.mffbs));
+        next = std::chrono::steady_clock::now();
+        errors_->step_seconds[kStepMffbs] += std::chrono::duration<double>(next - start).count();
+        start = next;
+        const VChain composed = compose(el.fsbff, el.mffbs);
+        next = std::chrono::steady_clock::now();
+        errors_->step_seconds[kStepCompose] += std::chrono::duration<double>(next - start).count();
+        start = next;
+        el.fsbs = compress(composed);
+        next = std::chrono::steady_clock::now();
+        errors_->step_seconds[kStepCompress] += std::chrono::duration<double>(next - start).count();
         el.has_functions = true;
     }
 
@@ -889,23 +920,40 @@ public:
     }
 
     void run() {
-        validate_pool_configs();
-        determine_inferred_strong_guarantees();
-        collect_integral_pools();
-        update_cumulative_attributes();
-        consume_and_refill();
-        validate_and_adjust();
-        for (int p : fifo_pools_) reorder_fifo_children(p);
-        update_burst_pool_integral_shares();
-        update_relaxed_pool_integral_shares();
-        prepare_recursively(root_);
-        if (o_.improved) {
-            distribute_vector(root_, value_at(e_[root_].fsbs, 1.0), false);
-        } else {
-            distribute_scalar(root_, 1.0, false);
+        Errors& t = *errors_;
+        {
+            StepTimer timer(t, kStepAttributes);
+            validate_pool_configs();
+            determine_inferred_strong_guarantees();
+            collect_integral_pools();
+            update_cumulative_attributes();
         }
-        compute_promised_guarantee_fair_share();
-        update_root_fair_share();
+        {
+            StepTimer timer(t, kStepIntegralVolumes);
+            consume_and_refill();
+        }
+        {
+            StepTimer timer(t, kStepGuarantees);
+            validate_and_adjust();
+            for (int p : fifo_pools_) reorder_fifo_children(p);
+        }
+        {
+            // Functions built here count in their own steps too; the profile subtracts them.
+            StepTimer timer(t, kStepIntegralShares);
+            update_burst_pool_integral_shares();
+            update_relaxed_pool_integral_shares();
+        }
+        prepare_recursively(root_);
+        {
+            StepTimer timer(t, kStepDistribute);
+            if (o_.improved) {
+                distribute_vector(root_, value_at(e_[root_].fsbs, 1.0), false);
+            } else {
+                distribute_scalar(root_, 1.0, false);
+            }
+            compute_promised_guarantee_fair_share();
+            update_root_fair_share();
+        }
     }
 };
 
@@ -914,6 +962,7 @@ public:
 void run_update(int64_t n, const double* in_f, const int32_t* in_i, const Options& options,
                 double* out_f, int32_t* out_i, Errors& errors) {
     if (n <= 0) throw EngineError("the tree has no elements");
+    auto setup_start = std::chrono::steady_clock::now();
     Engine engine(n, options);
     engine.errors_ = &errors;
     auto& e = engine.e_;
@@ -976,8 +1025,10 @@ void run_update(int64_t n, const double* in_f, const int32_t* in_i, const Option
         if (reached != n) throw EngineError("elements form a cycle and never reach the root");
     }
 
+    errors.step_seconds[kStepSetup] += seconds_since(setup_start);
     engine.run();
 
+    StepTimer output_timer(errors, kStepOutput);
     for (int64_t k = 0; k < n; ++k) {
         const Element& el = e[static_cast<std::size_t>(k)];
         double* f = out_f + k * kOutF;

@@ -105,6 +105,22 @@ struct Options {
     bool truncate_inferred_guarantees = false;
 };
 
+// Seconds spent per step of one update (the per-step profile in docs/performance.md).
+enum Step : int {
+    kStepSetup = 0,        // reading the flat input, linking the tree
+    kStepAttributes,       // configs, inferred guarantees, bottom-up attributes, FIFO order
+    kStepIntegralVolumes,  // consume and refill, free-volume distribution
+    kStepGuarantees,       // overcommit checks, shrinking, weights, estimated shares, reordering
+    kStepIntegralShares,   // burst and relaxed integral shares (their functions included)
+    kStepFsbff,            // fair share by fit factor: operation, pool sums, FIFO, improved
+    kStepMffbs,            // max fit factor by suggestion (inverses, pointwise minimum)
+    kStepCompose,          // FSBFF o MFFBS
+    kStepCompress,         // compression into FSBS
+    kStepDistribute,       // top-down distribution, promised shares, root share
+    kStepOutput,           // writing the flat results
+    kStepCount,
+};
+
 struct Errors {
     std::vector<int32_t> nested_promised;  // element indices, pre-order
     bool flow_overcommit = false;
@@ -112,6 +128,7 @@ struct Errors {
     Vec total_strong{};
     Vec total_flow{};
     Vec total_burst{};
+    double step_seconds[kStepCount] = {};
 };
 
 // Runs the whole update.  ``in_f``/``in_i`` are n x kInF / n x kInI, ``out_f``/``out_i``

@@ -31,6 +31,22 @@ from ytsched.resources import RESOURCE_NAMES, amounts_to_map
 if TYPE_CHECKING:
     from ytsched.fairshare.update import UpdateResult
 
+STEPS = (
+    "setup",
+    "attributes",
+    "integral volumes",
+    "guarantees",
+    "integral shares",
+    "fsbff",
+    "mffbs",
+    "compose",
+    "compress",
+    "distribute",
+    "output",
+)
+"""Names of the per-step seconds the core reports (``Step`` in src/native/update.hpp); the
+last item of :func:`run_flat`'s summary holds them in this order."""
+
 # Output columns (``OutF`` / ``OutI`` in src/native/update.hpp).
 OUT_F = 121
 OUT_I = 6
@@ -106,7 +122,7 @@ def run_native_update(snapshot: TreeSnapshot) -> UpdateResult:
 
 
 def _errors(summary: tuple[Any, ...], flat: FlatTree, snapshot: TreeSnapshot) -> list[UpdateError]:
-    nested, flow_overcommit, burst_overcommit, total_strong, total_flow, total_burst = summary
+    nested, flow_overcommit, burst_overcommit, total_strong, total_flow, total_burst, _ = summary
     errors: list[UpdateError] = []
     if nested:
         errors.append(
