@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from collections.abc import Callable
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -157,110 +158,194 @@ def _errors(summary: tuple[Any, ...], flat: FlatTree, snapshot: TreeSnapshot) ->
     return errors
 
 
+# --- elements ------------------------------------------------------------------------------
+
+
+def _vector(start: int) -> Callable[[np.ndarray[Any, Any], np.ndarray[Any, Any]], Any]:
+    def build(f: np.ndarray[Any, Any], i: np.ndarray[Any, Any]) -> Any:
+        return tuple(f[start : start + 5].tolist())
+
+    return build
+
+
+def _scalar(column: int) -> Callable[[np.ndarray[Any, Any], np.ndarray[Any, Any]], Any]:
+    def build(f: np.ndarray[Any, Any], i: np.ndarray[Any, Any]) -> Any:
+        return float(f[column])
+
+    return build
+
+
+def _detailed(start: int) -> Callable[[np.ndarray[Any, Any], np.ndarray[Any, Any]], Any]:
+    def build(f: np.ndarray[Any, Any], i: np.ndarray[Any, Any]) -> Any:
+        v = f[start : start + 20].tolist()
+        return DetailedShare(tuple(v[0:5]), tuple(v[5:10]), tuple(v[10:15]), tuple(v[15:20]))
+
+    return build
+
+
+def _integral(f: np.ndarray[Any, Any], i: np.ndarray[Any, Any]) -> Any:
+    v = f[74:100].tolist()
+    return IntegralState(
+        tuple(v[0:5]), v[5], tuple(v[6:11]), tuple(v[11:16]), tuple(v[16:21]), tuple(v[21:26])
+    )
+
+
+def _index_or_none(column: int) -> Callable[[np.ndarray[Any, Any], np.ndarray[Any, Any]], Any]:
+    def build(f: np.ndarray[Any, Any], i: np.ndarray[Any, Any]) -> Any:
+        value = int(i[column])
+        return None if value < 0 else value
+
+    return build
+
+
+def _sizes(f: np.ndarray[Any, Any], i: np.ndarray[Any, Any]) -> Any:
+    return None if i[3] < 0 else (int(i[3]), int(i[4]), int(i[5]))
+
+
+_LAZY: dict[str, Callable[[np.ndarray[Any, Any], np.ndarray[Any, Any]], Any]] = {
+    "fair_share": _detailed(0),
+    "promised_guarantee_fair_share": _detailed(20),
+    "limits_share": _vector(40),
+    "strong_guarantee_share": _vector(45),
+    "proposed_integral_share": _vector(50),
+    "usage_share": _vector(55),
+    "demand_share": _vector(60),
+    "estimated_guarantee_share": _vector(65),
+    "burst_ratio": _scalar(70),
+    "total_burst_ratio": _scalar(71),
+    "resource_flow_ratio": _scalar(72),
+    "total_resource_flow_ratio": _scalar(73),
+    "integral": _integral,
+    "weight": _scalar(100),
+    "inferred_strong_guarantee_resources": lambda f, i: f[101:106].tolist(),
+    "resource_usage": _vector(106),
+    "resource_demand": _vector(111),
+    "limited_demand_share": _vector(116),
+    "dominant_resource": lambda f, i: RESOURCE_NAMES[int(i[0])],
+    "fifo_index": _index_or_none(1),
+    "effective_fifo_index": _index_or_none(2),
+    "function_sizes": _sizes,
+}
+
+
+def _lazy_attribute(name: str) -> property:
+    """A computed attribute read from the core's result row on first access, then stored in the
+    element's own slot (so later reads and writes are plain slot accesses)."""
+    slot = Element.__dict__[name]
+    build = _LAZY[name]
+
+    def get(self: NativeElement) -> Any:
+        try:
+            return slot.__get__(self, Element)
+        except AttributeError:
+            value = build(self._rows_f[self._row], self._rows_i[self._row])
+            slot.__set__(self, value)
+            return value
+
+    def set(self: NativeElement, value: Any) -> None:
+        slot.__set__(self, value)
+
+    return property(get, set, doc=f"``{name}``, read from the native result on first access.")
+
+
+class NativeElement(Element):
+    """An :class:`Element` whose computed attributes come from the native core's result arrays.
+
+    Building every attribute of every element eagerly costs ~8 µs per element in CPython, more
+    than the update itself; most callers read a few attributes of some elements.  The structure
+    (names, specs, parent, children, FIFO order) is built eagerly; each computed attribute is
+    converted when first read and kept.  Behaves as an ``Element`` in every other respect.
+    """
+
+    __slots__ = ("_row", "_rows_f", "_rows_i")
+
+    _row: int
+    _rows_f: np.ndarray[Any, Any]
+    _rows_i: np.ndarray[Any, Any]
+
+
+for _name in _LAZY:
+    setattr(NativeElement, _name, _lazy_attribute(_name))
+del _name
+
+
 def _elements(
     snapshot: TreeSnapshot,
     flat: FlatTree,
     out_f: np.ndarray[Any, Any],
     out_i: np.ndarray[Any, Any],
 ) -> tuple[Element, dict[str, Element], dict[str, Element]]:
-    """Elements with every attribute the reference computes, linked as ``build_tree`` links
-    them.  Built through ``__new__`` and direct slot stores: a dataclass ``__init__`` with its
-    default factories costs several times more, and this runs once per element per update."""
-    rows = out_f.tolist()
-    ints = out_i.tolist()
+    """The element tree, linked as ``build_tree`` links it; computed attributes are lazy."""
     parents = flat.in_i[:, 0].tolist()
     gangs = flat.in_i[:, 15].tolist()
     pool_count = len(snapshot.pools)
-    names = RESOURCE_NAMES
-    new = Element.__new__
-    elements: list[Element] = []
-    specs: list[Any] = [*snapshot.pools, *snapshot.operations]
-    for index, spec in enumerate(specs):
-        r = rows[index]
-        k = ints[index]
-        is_op = index >= pool_count
-        element = new(Element)
+    new = NativeElement.__new__
+    elements: list[NativeElement] = []
+    gpu_only = snapshot.options.use_only_gpu_strong_guarantees
+    total = snapshot.total_resource_limits
+    index = 0
+    for spec in snapshot.pools:
+        element = new(NativeElement)
         element.name = spec.name
-        element.is_operation = is_op
-        element.is_root = parents[index] < 0
-        element.pool = None if is_op else spec
-        element.operation = spec if is_op else None
+        element.is_operation = False
+        element.is_root = spec.parent is None
+        element.pool = spec
+        element.operation = None
         element.parent = None
         element.children = []
-        element.weight = r[100]
-        element.resource_demand = (r[111], r[112], r[113], r[114], r[115])
-        element.resource_usage = (r[106], r[107], r[108], r[109], r[110])
-        element.resource_limits = (
-            snapshot.total_resource_limits if element.is_root else spec.resource_limits
-        )
-        element.is_gang_like = bool(gangs[index])
-        element.explicit_strong_guarantee = {} if is_op else dict(spec.strong_guarantee_resources)
-        element.inferred_strong_guarantee_resources = r[101:106]
-        element.limits_share = (r[40], r[41], r[42], r[43], r[44])
-        element.strong_guarantee_share = (r[45], r[46], r[47], r[48], r[49])
-        element.proposed_integral_share = (r[50], r[51], r[52], r[53], r[54])
-        element.usage_share = (r[55], r[56], r[57], r[58], r[59])
-        element.demand_share = (r[60], r[61], r[62], r[63], r[64])
-        element.dominant_resource = names[k[0]]
-        element.estimated_guarantee_share = (r[65], r[66], r[67], r[68], r[69])
-        element.burst_ratio = r[70]
-        element.total_burst_ratio = r[71]
-        element.resource_flow_ratio = r[72]
-        element.total_resource_flow_ratio = r[73]
-        element.fair_share = DetailedShare(
-            (r[0], r[1], r[2], r[3], r[4]),
-            (r[5], r[6], r[7], r[8], r[9]),
-            (r[10], r[11], r[12], r[13], r[14]),
-            (r[15], r[16], r[17], r[18], r[19]),
-        )
-        element.promised_guarantee_fair_share = DetailedShare(
-            (r[20], r[21], r[22], r[23], r[24]),
-            (r[25], r[26], r[27], r[28], r[29]),
-            (r[30], r[31], r[32], r[33], r[34]),
-            (r[35], r[36], r[37], r[38], r[39]),
-        )
-        element.fifo_index = None if k[1] < 0 else k[1]
-        element.effective_fifo_index = None if k[2] < 0 else k[2]
-        element.integral = IntegralState(
-            (r[74], r[75], r[76], r[77], r[78]),
-            r[79],
-            (r[80], r[81], r[82], r[83], r[84]),
-            (r[85], r[86], r[87], r[88], r[89]),
-            (r[90], r[91], r[92], r[93], r[94]),
-            (r[95], r[96], r[97], r[98], r[99]),
-        )
+        element.resource_limits = total if spec.parent is None else spec.resource_limits
+        element.is_gang_like = False
+        explicit = dict(spec.strong_guarantee_resources)
+        if gpu_only:
+            explicit = {2: explicit[2]} if 2 in explicit else {}
+        element.explicit_strong_guarantee = explicit
         element.sorted_children = []
-        element.fsbff = None
-        element.mffbs = None
-        element.fsbs = None
+        element.fsbff = element.mffbs = element.fsbs = None
         element.child_fsbff = None
         element.prepared = True
-        element.function_sizes = (k[3], k[4], k[5]) if k[3] >= 0 else None
-        element.limited_demand_share = (r[116], r[117], r[118], r[119], r[120])
+        element._row = index
+        element._rows_f = out_f
+        element._rows_i = out_i
         elements.append(element)
-    for index, element in enumerate(elements):
-        parent = parents[index]
+        index += 1
+    for op in snapshot.operations:
+        element = new(NativeElement)
+        element.name = op.name
+        element.is_operation = True
+        element.is_root = False
+        element.pool = None
+        element.operation = op
+        element.parent = None
+        element.children = []
+        element.resource_limits = op.resource_limits
+        element.is_gang_like = bool(gangs[index])
+        element.explicit_strong_guarantee = {}
+        element.sorted_children = []
+        element.fsbff = element.mffbs = element.fsbs = None
+        element.child_fsbff = None
+        element.prepared = True
+        element._row = index
+        element._rows_f = out_f
+        element._rows_i = out_i
+        elements.append(element)
+        index += 1
+    for position, element in enumerate(elements):
+        parent = parents[position]
         if parent >= 0:
             owner = elements[parent]
             element.parent = owner
             owner.children.append(element)
+    effective = out_i[:, 2]
+    order = np.where(effective >= 0, effective, out_i[:, 1]).tolist()
     for element in elements[:pool_count]:
         assert element.pool is not None
         if element.children and element.pool.mode.value == "fifo":
-            element.sorted_children = sorted(element.children, key=_fifo_position)
-    if snapshot.options.use_only_gpu_strong_guarantees:
-        for element in elements[:pool_count]:
-            explicit = element.explicit_strong_guarantee
-            element.explicit_strong_guarantee = {2: explicit[2]} if 2 in explicit else {}
+            element.sorted_children = sorted(
+                element.children, key=lambda child: order[cast(NativeElement, child)._row]
+            )
     root = elements[flat.root_index]
-    pools = dict(zip(flat.pool_names, elements[:pool_count], strict=True))
-    operations = dict(zip(flat.operation_names, elements[pool_count:], strict=True))
+    pools: dict[str, Element] = dict(zip(flat.pool_names, elements[:pool_count], strict=True))
+    operations: dict[str, Element] = dict(
+        zip(flat.operation_names, elements[pool_count:], strict=True)
+    )
     return root, pools, operations
-
-
-def _fifo_position(element: Element) -> int:
-    position = element.effective_fifo_index
-    if position is None:
-        position = element.fifo_index
-    assert position is not None
-    return position
