@@ -34,6 +34,7 @@ from ytsched.server.fastpath import (
     malformed_request_body,
     validation_problems,
 )
+from ytsched.server.limits import BoundedRequests
 from ytsched.server.models import (
     AbortJobRequest,
     AbortOperationRequest,
@@ -131,6 +132,7 @@ def create_app(cluster: Cluster, *, background: bool = True) -> FastAPI:
     app.state.cluster = cluster
     cluster.store.deferred = True
     app.add_middleware(CommitBeforeAnswer, cluster=cluster)
+    app.add_middleware(BoundedRequests, limits=cluster.config.limits)
     # Added last, so it runs first: heartbeats skip the framework (see fastpath's docstring).
     app.add_middleware(HeartbeatFastPath, cluster=cluster)
 
@@ -140,7 +142,7 @@ def create_app(cluster: Cluster, *, background: bool = True) -> FastAPI:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, error: StarletteHTTPException) -> JSONResponse:
-        codes = {404: "NoSuchCommand", 405: "MethodNotAllowed"}
+        codes = {400: "InvalidArgument", 404: "NoSuchCommand", 405: "MethodNotAllowed"}
         body = {
             "code": codes.get(error.status_code, "HttpError"),
             "message": str(error.detail),

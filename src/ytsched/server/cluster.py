@@ -28,6 +28,7 @@ from ytsched.server.auth import DEFAULT_POOL_TREES_ACL, AclNode, Auth
 from ytsched.server.errors import ApiError
 from ytsched.server.gcpolicy import CollectorPolicy
 from ytsched.server.history import History
+from ytsched.server.limits import RequestLimits
 from ytsched.store import OperationRow, Store
 
 log = logging.getLogger("ytsched.server")
@@ -79,6 +80,8 @@ class ServiceConfig:
     """Finished operations whose history is kept (the oldest are dropped)."""
     ui_refresh_period: float = defaults.UI_REFRESH_PERIOD
     """Seconds between the Web UI's live refreshes of a page."""
+    limits: RequestLimits = field(default_factory=RequestLimits)
+    """Bounds on what one request may ask for (:mod:`ytsched.server.limits`)."""
 
 
 @dataclass(slots=True)

@@ -22,6 +22,7 @@ from ytsched.server.auth import validate_acl
 from ytsched.server.cluster import OperationRecord, iso
 from ytsched.server.errors import ApiError
 from ytsched.server.jobs import job_view
+from ytsched.server.limits import check_spec, check_vanilla_limits
 from ytsched.store import OperationRow
 
 if TYPE_CHECKING:
@@ -202,8 +203,11 @@ def start_operation(cluster: Cluster, user: str, operation_type: object, spec: o
         if r.row.state not in FINAL_STATES
     ):
         raise ApiError("AlreadyExists", f"operation alias {alias!r} is already in use")
+    limits = cluster.config.limits
+    check_spec(spec, limits)
     scheduling = {k: v for k, v in spec.items() if k not in SERVER_SPEC_KEYS}
     parsed = parse_config(OperationSpec, scheduling, "operation spec")
+    check_vanilla_limits({n: t.job_count for n, t in parsed.tasks.items()}, limits)
     check_use(cluster, user, parsed)
     operation_id = new_operation_id()
     now = cluster.now()
