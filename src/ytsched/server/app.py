@@ -77,6 +77,8 @@ class CommitBeforeAnswer:
 
         async def send_after_commit(message: Message) -> None:
             if message["type"] == "http.response.start":
+                if self.cluster.store.dirty:  # the request changed something
+                    self.cluster.orchid_changed()
                 await self.cluster.flush()
             await send(message)
 
