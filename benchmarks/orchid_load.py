@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from service import TOKEN, Node, percentile  # noqa: E402
+from service import TOKEN, Node, parse_metrics, percentile  # noqa: E402
 from ytsched import yson  # noqa: E402
 from ytsched.client import Client  # noqa: E402
 
@@ -248,6 +248,18 @@ def main() -> None:
         print(_line("heartbeat latency", heartbeats))
         print(_line("single-attribute get latency", attributes))
         print(_line("pools map get latency", maps))
+        with Client(f"http://127.0.0.1:{port}", TOKEN, timeout=120) as yt:
+            server_side = parse_metrics(yt.metrics())
+        for name in (
+            "ytsched_heartbeat_duration_seconds",
+            "ytsched_fair_share_update_duration_seconds",
+        ):
+            count = server_side.get(f"{name}_count", 0.0)
+            total = server_side.get(f"{name}_sum", 0.0)
+            if count:
+                print(f"server side {name}: {count:.0f} x, mean {1000 * total / count:.2f} ms")
+        load = os.getloadavg()
+        print(f"machine: {os.cpu_count()} cores, load average {load[0]:.1f} {load[1]:.1f}")
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         try:

@@ -378,7 +378,10 @@ def _job_counts(cluster: Cluster, op_id: str) -> dict[str, Any]:
     )
     live = cluster.live_operation(op_id)
     pending = live.pending_job_count if live is not None and not live.state.is_final else 0
-    total = sum(task.spec.job_count for task in live.tasks.values()) if live is not None else None
+    if live is not None:
+        total: int | None = sum(task.spec.job_count for task in live.tasks.values())
+    else:  # finished and no longer live (e.g. after a restart): the spec still says it
+        total = _spec_job_count(cluster, op_id)
     return {
         "running": counts.get("running", 0),
         "pending": pending,
@@ -387,6 +390,15 @@ def _job_counts(cluster: Cluster, op_id: str) -> dict[str, Any]:
         "aborted": {"total": counts.get("aborted", 0)},
         "total": total,
     }
+
+
+def _spec_job_count(cluster: Cluster, op_id: str) -> int | None:
+    record = cluster.operations.get(op_id)
+    tasks = record.row.spec.get("tasks") if record is not None else None
+    if not isinstance(tasks, dict):
+        return None
+    counts = [task.get("job_count", 1) for task in tasks.values() if isinstance(task, dict)]
+    return sum(c for c in counts if isinstance(c, int) and not isinstance(c, bool))
 
 
 def operation_view(
