@@ -8,6 +8,7 @@ Each run is in-process under an alarm, so a hang fails the example instead of th
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 from collections.abc import Iterator
@@ -18,10 +19,12 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ytsched import yson
 from ytsched.cli.main import main
 
 REPO = Path(__file__).resolve().parents[2]
 TREE = (REPO / "examples" / "small_tree.yson").read_text(encoding="utf-8")
+TREE_JSON = json.dumps(yson.strip_attributes(yson.loads(TREE)), indent=1)
 SCENARIO = (REPO / "examples" / "scenarios" / "burst_pool.yson").read_text(encoding="utf-8")
 TOKEN = re.compile(r'"[^"\n]*"|[A-Za-z0-9_.%+\-]+')
 HOSTILE = [
@@ -29,6 +32,7 @@ HOSTILE = [
     "18446744073709551616", "-9223372036854775809", "-1", "0", "17", "0.5", "#", "%true",
     "[]", "{}", '""', '"x"', "1000000000", "100000000000000000", '"1ms"', '"100000000d"',
     "<a=1>", "[" * 200 + "]" * 200, "fifo", "operation", "pool", '"<Root>"', '"\\xff"',
+    "[" * 5000 + "]" * 5000, "{" * 3000, "null", "true",
 ]  # fmt: skip
 TIMEOUT = 60
 
@@ -87,7 +91,10 @@ def check(arguments: list[str]) -> None:
 @settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(content=files(TREE), suffix=st.sampled_from([".yson", ".json", ""]))
+@given(
+    content=st.one_of(files(TREE), files(TREE_JSON)),
+    suffix=st.sampled_from([".yson", ".json", ""]),
+)
 def test_fair_share_survives_hostile_files(tmp_path: Path, content: bytes, suffix: str) -> None:
     snapshot = tmp_path / f"snapshot{suffix}"
     snapshot.write_bytes(content)

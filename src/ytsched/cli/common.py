@@ -60,7 +60,7 @@ def parse_yson(text: str, what: str) -> Any:
     except yson.YsonError as error:
         try:
             value = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             shown = text if len(text) <= 80 else text[:77] + "..."
             raise YtschedError(
                 "InvalidArgument", f"{what}: cannot parse {shown!r} as YSON: {error.reason}"
