@@ -109,3 +109,20 @@ def test_polling_under_heartbeats_builds_entries_once_per_version(service: Servi
             assert _same(cache.get(segments, path), navigate(full, segments, path)), path
     assert cache.full_builds == 0
     assert sum(len(jobs) for jobs in running.values()) > 0
+
+
+def test_a_slow_whole_orchid_is_not_rebuilt_at_every_version(service: Service) -> None:
+    assert service.cluster is not None
+    cache = service.cluster.orchid_cache
+    first = _get(service, "")
+    assert cache.full_builds == 1
+    cache.full_build_seconds = 1.0  # as if it had taken a second (thousands of operations)
+    service.tick()
+    assert _get(service, "") == first and cache.full_builds == 1  # served again, not rebuilt
+    # Routed subtrees stay current meanwhile.
+    service.call("set", path="//sys/pools/batch/@max_running_operation_count", value=3)
+    assert _get(service, "pool_trees/default/pools/batch/max_running_operation_count") == 3
+    cache.full_build_seconds = 0.001  # fast builds are redone at every version
+    service.tick()
+    _get(service, "")
+    assert cache.full_builds == 2

@@ -14,13 +14,15 @@ clients polling one attribute each stalled node heartbeats for seconds.  Now:
   ``pool_trees/<T>/operations/<O>/...``, ``operations_by_pool/<P>``, the same entries in the
   old layout (``scheduling_info_per_pool_tree/<T>/fair_share_info/...``) and
   ``operations/<O>/...`` build one entry (or one tree's map) with the same builders the full
-  orchid uses; anything else is read from the full orchid, built once per version.
+  orchid uses; anything else is read from the full orchid, built once per version, and
+  when that build is slow (over 50 ms) at most once per five build times (``full``).
 
 The entries are equal to the full orchid's (a test compares every path of both).
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +38,10 @@ if TYPE_CHECKING:
     from ytsched.server.cluster import Cluster
 
 _MISSING = object()
+SLOW_BUILD = 0.05
+"""Seconds: a whole-orchid build slower than this is not repeated at every version."""
+STALE_FACTOR = 5.0
+"""A slow whole orchid is served for this many build times (the loop spends <= 1/5 on it)."""
 
 
 class OrchidCache:
@@ -50,17 +56,42 @@ class OrchidCache:
         """Subtrees built so far (tests)."""
         self.full_builds = 0
         """Whole orchids built so far (tests): polling single entries must not build one."""
+        self.full_build_seconds = 0.0
+        """How long the last whole orchid took to build."""
+        self._stale: dict[str, Any] | None = None
+        self._stale_built_at = 0.0
 
     def invalidate(self) -> None:
         """The model changed: the next reads build from it again."""
         self.version += 1
+        if self._full is not None:
+            self._stale = self._full
         self._full = None
         self._parts.clear()
 
     def full(self) -> dict[str, Any]:
-        if self._full is None:
-            self.full_builds += 1
-            self._full = build_orchid(self.cluster)
+        """The whole orchid; an expensive one is rebuilt at most every few build times.
+
+        At thousands of operations the whole orchid takes a second or more to build, all of it
+        on the event loop; a client polling the orchid's root must not keep the loop busy with
+        it.  So when the last build took longer than ``SLOW_BUILD`` seconds, the previous one
+        is served for ``STALE_FACTOR`` times that long after it was built (then rebuilt).
+        Routed subtrees (pools, operations) are always current.
+        """
+        if self._full is not None:
+            return self._full
+        now = time.monotonic()
+        slow = self.full_build_seconds > SLOW_BUILD
+        if (
+            self._stale is not None
+            and slow
+            and now - self._stale_built_at < STALE_FACTOR * self.full_build_seconds
+        ):
+            return self._stale
+        self.full_builds += 1
+        self._full = build_orchid(self.cluster)
+        self.full_build_seconds = time.monotonic() - now
+        self._stale, self._stale_built_at = None, now
         return self._full
 
     def get(self, segments: tuple[str, ...], path: str) -> Any:
@@ -72,6 +103,15 @@ class OrchidCache:
                 if value is not _MISSING:
                     return navigate(value, segments[consumed:], path)
         return navigate(self.full(), segments, path)
+
+    def operation_per_tree(self, operation_id: str) -> dict[str, dict[str, Any]]:
+        """The operation's entry in each tree it is in (``explain`` reads only these)."""
+        result = {}
+        for name in self.cluster.trees.trees:
+            entry = self._tree_entry(name, operation_id)
+            if entry is not _MISSING:
+                result[name] = entry
+        return result
 
     # --- routes -------------------------------------------------------------------------
 
