@@ -104,6 +104,10 @@ class OrchidCache:
                     return navigate(value, segments[consumed:], path)
         return navigate(self.full(), segments, path)
 
+    def memo(self, key: tuple[str, ...], build: Callable[[], Any]) -> Any:
+        """Another view of the model (a Web UI page's tree), built at most once per version."""
+        return self._cached(("memo", *key), build)
+
     def operation_per_tree(self, operation_id: str) -> dict[str, dict[str, Any]]:
         """The operation's entry in each tree it is in (``explain`` reads only these)."""
         result = {}
