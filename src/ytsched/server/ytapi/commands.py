@@ -189,17 +189,19 @@ def _move(call: Call) -> Any:
     new_name = dst_names[-1]
     if cypress.exists(cluster, call.user, destination.text):
         raise ApiError("AlreadyExists", f"{destination.text} already exists", path=destination.text)
-    tree = src_names[0]
-    base = f"//sys/pool_trees/{tree}/{target.pool}"
-    names = (tree, target.pool)
+    names = tuple(src_names)
+
+    def at(names: tuple[str, ...], attribute: str) -> Any:
+        escaped = "/".join(cypress._escape(name) for name in names)
+        return parse(f"//sys/pool_trees/{escaped}/@{attribute}")
+
     if new_name != target.pool:
-        pool_objects.set_value(cluster, call.user, parse(f"{base}/@name"), names, new_name)
-        names = (tree, new_name)
-        base = f"//sys/pool_trees/{tree}/{new_name}"
-    current_parent = cluster.tree(tree).pool(new_name).parent_name
+        pool_objects.set_value(cluster, call.user, at(names, "name"), names, new_name)
+        names = (*names[:-1], new_name)
+    current_parent = cluster.tree(names[0]).pool(new_name).parent_name
     wanted = parent.pool or "<Root>"
     if (current_parent or "<Root>") != wanted:
-        pool_objects.set_value(cluster, call.user, parse(f"{base}/@parent_name"), names, wanted)
+        pool_objects.set_value(cluster, call.user, at(names, "parent_name"), names, wanted)
     return {"node_id": destination.text}
 
 
@@ -411,6 +413,12 @@ def _transfer_pool_resources(call: Call) -> Any:
     return {}
 
 
+def _issue_token(call: Call) -> Any:
+    """A new token for ``user`` (superusers only: ytsched keeps no passwords)."""
+    call.cluster.auth.require_superuser(call.user, "issuing tokens")
+    return call.cluster.auth.issue_token(str(call.require("user")))
+
+
 def _discover_proxies(call: Call) -> Any:
     return {"proxies": [call.proxy]}
 
@@ -454,6 +462,7 @@ COMMANDS: dict[str, Command] = {
         Command(
             "transfer_pool_resources", None, "structured", True, False, _transfer_pool_resources
         ),
+        Command("issue_token", None, "structured", True, False, _issue_token),
         Command("discover_proxies", None, "structured", False, False, _discover_proxies),
         Command("get_version", None, "structured", False, False, _get_version),
     )
