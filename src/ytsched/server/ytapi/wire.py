@@ -197,9 +197,9 @@ def encode(value: Any, output_format: Any) -> tuple[bytes, str]:
         return text.encode("utf-8"), "application/json"
     if name == "yson":
         pretty = attributes.get("format") == "pretty"
-        return yson.dumps(to_yson(value), pretty=pretty).encode(
-            "utf-8"
-        ), "application/x-yt-yson-text"
+        # The CLI prints the answer as is: a pretty value ends its line.
+        text = yson.dumps(to_yson(value), pretty=pretty) + ("\n" if pretty else "")
+        return text.encode("utf-8"), "application/x-yt-yson-text"
     raise WireError(f"output format {name!r} is not supported (json or yson)", format=name)
 
 
