@@ -206,10 +206,30 @@ def _move(call: Call) -> Any:
 
 
 def _check_permission(call: Call) -> Any:
-    action = cypress.check_permission(
-        call.cluster, call.require("user"), call.require("permission"), call.require("path")
-    )
-    return {"action": action, "subject_name": call.get("user")}
+    user, permission, path = call.require("user"), call.require("permission"), call.require("path")
+    if isinstance(path, str) and path.startswith("//sys/users/"):
+        action = _user_permission(call, user, path[len("//sys/users/") :])
+    else:
+        action = cypress.check_permission(call.cluster, user, permission, path)
+    return {"action": action, "subject_name": user}
+
+
+def _user_permission(call: Call, user: object, name: str) -> str:
+    """Permissions on ``//sys/users/<name>``: superusers administer users, nobody else.
+
+    The ``yt`` CLI asks this (``administer``) before ``issue-token`` to decide whether it must
+    prompt for a password; ytsched keeps users, not a general ``//sys/users`` map.
+    """
+    auth = call.cluster.auth
+    for who in (user, name):
+        if not isinstance(who, str) or who not in auth.users:
+            raise ApiError("NoSuchUser", f"user {who!r} does not exist", user=str(who))
+    assert isinstance(user, str)
+    return "allow" if auth.is_superuser(user) else "deny"
+
+
+def _get_current_user(call: Call) -> Any:
+    return {"user": call.user}
 
 
 # --- operations ---------------------------------------------------------------------------------
@@ -463,6 +483,7 @@ COMMANDS: dict[str, Command] = {
             "transfer_pool_resources", None, "structured", True, False, _transfer_pool_resources
         ),
         Command("issue_token", None, "structured", True, False, _issue_token),
+        Command("get_current_user", None, "structured", False, False, _get_current_user),
         Command("discover_proxies", None, "structured", False, False, _discover_proxies),
         Command("get_version", None, "structured", False, False, _get_version),
     )
