@@ -162,6 +162,10 @@ def test_operations_and_transfer_over_the_protocol(service: Service) -> None:
     op_id = started.json()["operation_id"]
     view = _yt(service, "GET", "get_operation", params={"operation_id": op_id}).json()
     assert view["unrecognized_spec"] == {"tasks": {"t": {"file_paths": []}}}
+    # What the client's tracker reads to log a progress line.
+    jobs = view["brief_progress"]["jobs"]
+    assert {"running", "completed", "pending", "failed", "aborted", "lost", "total"} <= set(jobs)
+    assert view["brief_progress"]["build_time"].endswith("Z")
     aborted = _yt(
         service,
         "POST",

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ytsched.server import cypress, operations, pool_objects, pool_transfer
+from ytsched.server.cluster import iso
 from ytsched.server.errors import ApiError
 from ytsched.server.ypath import parse
 from ytsched.server.ytapi.spec import UNRECOGNIZED, split_spec
@@ -288,6 +289,18 @@ def operation_attributes(call: Call, op_id: str) -> dict[str, Any]:
     view["unrecognized_spec"] = record.row.spec.get(UNRECOGNIZED, {})
     view["spec"] = {k: v for k, v in record.row.spec.items() if k != UNRECOGNIZED}
     view["brief_spec"] = {"pool": view.get("pool"), "title": record.row.spec.get("title")}
+    # The client logs progress only when it carries a build time newer than the last one.
+    build_time = iso(call.cluster.now())
+    for key in ("brief_progress", "progress"):
+        progress = view.get(key)
+        if isinstance(progress, dict):
+            jobs = dict(progress.get("jobs") or {})
+            # The client's progress line reads every one of these counters.
+            for counter in ("running", "completed", "pending", "failed", "aborted", "lost"):
+                jobs.setdefault(counter, 0)
+            if jobs.get("total") is None:
+                jobs["total"] = 0
+            view[key] = {**progress, "jobs": jobs, "build_time": build_time}
     return convert_errors(view)  # type: ignore[no-any-return]
 
 

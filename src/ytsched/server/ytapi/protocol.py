@@ -5,8 +5,8 @@ same), so a request is routed here when it is one only a YTsaurus client sends:
 
 * discovery: ``GET /api``, ``GET /api/v4``, ``GET /hosts`` (heavy-proxy discovery),
   ``/auth/whoami``;
-* ``/api/v4/<command>`` with a ``GET`` or ``PUT``, with any ``X-YT-*`` header, or with
-  ``Authorization: OAuth <token>``.
+* ``/api/v4/<command>`` with any ``X-YT-*`` header or with ``Authorization: OAuth <token>``;
+* ``GET`` / ``PUT`` of a command YTsaurus has (``/api/v4/get?path=//sys``).
 
 Everything else (``POST`` + JSON body + ``Bearer``, our client, node agents, the Web UI) goes on
 to the FastAPI app untouched.  Commands run synchronously on the event loop like every other
@@ -65,14 +65,14 @@ def is_yt_request(scope: Scope) -> bool:
         return True  # another API version: answered with a YTsaurus-shaped refusal
     if not path.startswith("/api/v4/"):
         return False
-    if scope.get("method") != "POST":
-        return True
     for name, value in scope.get("headers", []):
         if name.lower().startswith(b"x-yt-"):
             return True
         if name.lower() == b"authorization" and value[:6].lower() == b"oauth ":
             return True
-    return False
+    # No YTsaurus header: a GET/PUT of a YTsaurus command (curl, a browser) is ours to answer;
+    # anything else (POST, or a command only our API has) is our own API's.
+    return scope.get("method") != "POST" and path[len("/api/v4/") :] in COMMANDS
 
 
 class YtApiProtocol:
