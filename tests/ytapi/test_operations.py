@@ -205,3 +205,22 @@ def test_unknown_operation_and_bad_parameters_are_yt_errors(yt: Any) -> None:
     with pytest.raises(yt_wrapper.YtResponseError) as invalid:
         yt.run_operation(spec.spec({"weight": -1}), sync=False)
     assert invalid.value.contains_code(1) and "weight" in str(invalid.value)
+
+
+def test_failed_operation_raises_with_the_jobs_stderr(yt: Any) -> None:
+    _pool(yt, "failing")
+    spec = (
+        yt_wrapper.VanillaSpecBuilder()
+        .begin_task("t")
+        .command("echo it-broke >&2; exit 3")
+        .job_count(1)
+        .end_task()
+        .pool("failing")
+        .spec({"max_failed_job_count": 1})
+    )
+    with pytest.raises(yt_wrapper.YtOperationFailedError) as failed:
+        yt.run_operation(spec)
+    assert failed.value.attributes["state"] == "failed"
+    stderrs = failed.value.attributes["stderrs"]
+    assert stderrs and "it-broke" in stderrs[0]["stderr"]
+    assert "exited with code 3" in json.dumps(stderrs[0]["error"])
