@@ -76,6 +76,24 @@ def test_parameters_from_query_header_and_body(service: Service) -> None:
     }
 
 
+def test_output_format_from_header_and_accept(service: Service) -> None:
+    path = {"path": "//sys/pools/research/@weight"}
+    by_header = _yt(
+        service,
+        "GET",
+        "get",
+        params=path,
+        headers={"X-YT-Output-Format": '"yson"', "X-YT-Header-Format": "json"},
+    )
+    assert by_header.headers["content-type"] == "application/x-yt-yson-text"
+    assert yson.loads(by_header.content) == {"value": 2.0}
+    by_accept = _yt(
+        service, "GET", "get", params=path, headers={"Accept": "application/x-yt-yson-pretty"}
+    )
+    assert by_accept.content.endswith(b"\n") and yson.loads(by_accept.content) == {"value": 2.0}
+    assert _yt(service, "GET", "get", params=path).headers["content-type"] == "application/json"
+
+
 def test_nested_query_arguments(service: Service) -> None:
     answer = _yt(
         service,

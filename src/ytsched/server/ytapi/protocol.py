@@ -41,6 +41,14 @@ STATUS_BY_CODE = {
     "MethodNotAllowed": 405,
 }
 """HTTP statuses of refusals; every other refusal is 400, as the YTsaurus proxy answers."""
+ACCEPT_FORMATS = {
+    "application/json": "json",
+    "application/x-yt-yson-text": "yson",
+    "application/x-yt-yson-pretty": "<format=pretty>yson",
+    "application/x-yt-yson-binary": "yson",
+}
+"""Output formats named by ``Accept`` when neither ``output_format`` nor ``X-YT-Output-Format``
+is given (``yt/yt/server/http_proxy/formats.cpp``, ``InferFormat``); otherwise JSON."""
 
 
 class ProtocolError(YtschedError):
@@ -154,6 +162,8 @@ class YtApiProtocol:
         output_format = params.get("output_format")
         if output_format is None and "x-yt-output-format" in headers:
             output_format = _header_value(headers, "x-yt-output-format")
+        if output_format is None:
+            output_format = ACCEPT_FORMATS.get(headers.get("accept", "").strip())
         content, content_type = wire.encode(result, output_format)
         return 200, content_type, content
 

@@ -8,7 +8,8 @@ YTsaurus HTTP proxy does (``yt/yt/server/http_proxy/context.cpp``, ``helpers.cpp
    (``json`` by default, ``yson`` / ``<format=text>yson`` as the Python client sends);
 3. for commands without input data, the body of a ``POST`` (``Content-Type`` JSON or YSON).
 
-Values go out in ``output_format`` (a parameter, or the ``X-YT-Output-Format`` header): ``json``
+Values go out in ``output_format`` (a parameter, the ``X-YT-Output-Format`` header, or the
+``Accept`` type; JSON by default, as ``yt/yt/server/http_proxy/formats.cpp`` infers it): ``json``
 or ``yson`` (text; ``<format=pretty>yson`` indents; a request for binary YSON gets text YSON,
 which every YSON reader accepts).  Errors are YTsaurus error maps with integer codes, in the body
 and in the ``X-YT-Error`` / ``X-YT-Response-Code`` headers.
