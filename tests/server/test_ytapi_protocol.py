@@ -231,3 +231,28 @@ def test_operations_and_transfer_over_the_protocol(service: Service) -> None:
     assert service.call("get", path="//sys/pools/batch/@strong_guarantee_resources") == {
         "value": {"cpu": 1.5}
     }
+
+
+def test_move_of_pools_is_all_or_nothing(service: Service) -> None:
+    def move(source: str, destination: str) -> Any:
+        return _yt(
+            service,
+            "POST",
+            "move",
+            headers={"Content-Type": "application/json"},
+            content=json.dumps({"source_path": source, "destination_path": destination}),
+        )
+
+    assert move("//sys/pools/research/team", "//sys/pools/batch/squad").status_code == 200
+    assert service.call("get", path="//sys/pools")["value"] == {
+        "research": {},
+        "batch": {"squad": {}},
+    }
+    # The new name is taken elsewhere in the tree: refused, and the pool stays where it was.
+    refused = move("//sys/pools/batch/squad", "//sys/pools/research/batch")
+    assert refused.status_code == 400
+    assert service.call("get", path="//sys/pools")["value"] == {
+        "research": {},
+        "batch": {"squad": {}},
+    }
+    assert move("//sys/pools/batch/squad", "//sys/operations/x").status_code == 400

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ytsched.errors import YtschedError
 from ytsched.server import cypress, operations, pool_objects, pool_transfer
 from ytsched.server.cluster import iso
 from ytsched.server.errors import ApiError
@@ -191,18 +192,26 @@ def _move(call: Call) -> Any:
     if cypress.exists(cluster, call.user, destination.text):
         raise ApiError("AlreadyExists", f"{destination.text} already exists", path=destination.text)
     names = tuple(src_names)
+    tree = cluster.tree(names[0])
 
     def at(names: tuple[str, ...], attribute: str) -> Any:
         escaped = "/".join(cypress._escape(name) for name in names)
         return parse(f"//sys/pool_trees/{escaped}/@{attribute}")
 
-    if new_name != target.pool:
-        pool_objects.set_value(cluster, call.user, at(names, "name"), names, new_name)
-        names = (*names[:-1], new_name)
-    current_parent = cluster.tree(names[0]).pool(new_name).parent_name
+    old_parent = tree.pool(target.pool).parent_name or "<Root>"
     wanted = parent.pool or "<Root>"
-    if (current_parent or "<Root>") != wanted:
+    if old_parent != wanted:
         pool_objects.set_value(cluster, call.user, at(names, "parent_name"), names, wanted)
+        names = (*dst_names[:-1], target.pool)
+    if new_name != target.pool:
+        try:
+            pool_objects.set_value(cluster, call.user, at(names, "name"), names, new_name)
+        except YtschedError:
+            if old_parent != wanted:  # all or nothing: a refused rename puts the pool back
+                pool_objects.set_value(
+                    cluster, call.user, at(names, "parent_name"), names, old_parent
+                )
+            raise
     return {"node_id": destination.text}
 
 
