@@ -256,3 +256,10 @@ def test_move_of_pools_is_all_or_nothing(service: Service) -> None:
         "batch": {"squad": {}},
     }
     assert move("//sys/pools/batch/squad", "//sys/operations/x").status_code == 400
+
+
+def test_multiline_and_non_ascii_messages_fit_in_headers(service: Service) -> None:
+    refused = _yt(service, "GET", "get", params={"path": "//sys/pools/n\u00e4me\nx"})
+    assert refused.status_code == 400
+    assert "\n" not in refused.headers["X-YT-Response-Message"]
+    assert json.loads(refused.headers["X-YT-Error"])["message"] == refused.json()["message"]

@@ -212,7 +212,7 @@ def _refusal(error: YtschedError) -> tuple[int, str, bytes, list[tuple[bytes, by
     headers = [
         (b"x-yt-error", text.encode("latin-1")),
         (b"x-yt-response-code", str(body["code"]).encode()),
-        (b"x-yt-response-message", error.message.encode("ascii", "replace")),
+        (b"x-yt-response-message", " ".join(error.message.split()).encode("ascii", "replace")),
     ]
     status = STATUS_BY_CODE.get(error.code, 400)
     return status, "application/json", text.encode("utf-8"), headers
