@@ -40,6 +40,8 @@ def make_client(url: str, token: str) -> Any:
     """A ``YtClient`` that fails fast (no retries): a refusal must surface, not be retried."""
     config = {
         "proxy": {"retries": {"enable": False}, "request_timeout": 20000},
+        # The client retries "too many operations" (202) for hours, as against YTsaurus.
+        "start_operation_retries": {"enable": False},
         "operation_tracker": {"poll_period": 200},
         "pickling": {"enable_local_files_usage_in_job": False},
     }

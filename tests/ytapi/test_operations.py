@@ -224,3 +224,23 @@ def test_failed_operation_raises_with_the_jobs_stderr(yt: Any) -> None:
     stderrs = failed.value.attributes["stderrs"]
     assert stderrs and "it-broke" in stderrs[0]["stderr"]
     assert "exited with code 3" in json.dumps(stderrs[0]["error"])
+
+
+def test_too_many_operations_is_code_202(yt: Any) -> None:
+    _pool(yt, "single", max_operation_count=1, max_running_operation_count=1)
+    spec = (
+        yt_wrapper.VanillaSpecBuilder()
+        .begin_task("t")
+        .command("sleep 30")
+        .job_count(1)
+        .end_task()
+        .pool("single")
+    )
+    first = yt.run_operation(spec, sync=False)
+    try:
+        with pytest.raises(yt_wrapper.YtResponseError) as refused:
+            yt.run_operation(spec, sync=False)
+        assert refused.value.is_concurrent_operations_limit_reached()
+        assert isinstance(refused.value, yt_wrapper.errors.YtConcurrentOperationsLimitExceeded)
+    finally:
+        first.abort()
