@@ -263,3 +263,43 @@ def test_multiline_and_non_ascii_messages_fit_in_headers(service: Service) -> No
     assert refused.status_code == 400
     assert "\n" not in refused.headers["X-YT-Response-Message"]
     assert json.loads(refused.headers["X-YT-Error"])["message"] == refused.json()["message"]
+
+
+def test_users_tokens_and_whoami(service: Service) -> None:
+    created = _yt(
+        service,
+        "POST",
+        "create",
+        headers={"Content-Type": "application/json"},
+        content=json.dumps({"type": "user", "attributes": {"name": "bob"}}),
+    )
+    assert created.status_code == 200
+    token = _yt(
+        service,
+        "POST",
+        "issue_token",
+        headers={"Content-Type": "application/json"},
+        content=json.dumps({"user": "bob"}),
+    ).json()
+    bob = {"Authorization": f"OAuth {token}"}
+    assert service.http.post("/auth/whoami", headers=bob).json() == {"login": "bob"}
+    assert service.http.get("/api/v4/get_current_user", headers=bob).json() == {"user": "bob"}
+
+    def check(user: str) -> Any:
+        return _yt(
+            service,
+            "GET",
+            "check_permission",
+            params={"user": user, "permission": "administer", "path": "//sys/users/bob"},
+        ).json()
+
+    assert check("root")["action"] == "allow"
+    assert check("bob")["action"] == "deny"
+    assert check("nobody")["code"] == 500
+    # Only superusers issue tokens.
+    refused = service.http.post(
+        "/api/v4/issue_token",
+        headers={**bob, "Content-Type": "application/json"},
+        content=b'{"user": "bob"}',
+    )
+    assert refused.json()["code"] == 901
