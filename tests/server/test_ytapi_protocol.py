@@ -303,3 +303,20 @@ def test_users_tokens_and_whoami(service: Service) -> None:
         content=b'{"user": "bob"}',
     )
     assert refused.json()["code"] == 901
+
+
+def test_plain_nodes_exist_already(service: Service) -> None:
+    def create(path: str, **extra: Any) -> Any:
+        body = {"type": "document", "path": path, **extra}
+        return _yt(
+            service,
+            "POST",
+            "create",
+            headers={"Content-Type": "application/json"},
+            content=json.dumps(body),
+        ).json()
+
+    path = "//sys/scheduler/user_to_default_pool"
+    assert create(path, ignore_existing=True) == {"node_id": path}
+    assert create(path)["code"] == 501
+    assert create("//home/data")["code"] == 1

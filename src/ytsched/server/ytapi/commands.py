@@ -145,10 +145,12 @@ def _create(call: Call) -> Any:
     attributes = call.get("attributes") or {}
     ignore_existing = call.flag("ignore_existing") or call.flag("force")
     if object_type in PLAIN_NODE_TYPES:
-        # Trees and //sys nodes exist already; creating one of them is a no-op only where
-        # YTsaurus would accept it (ignore_existing), anything else is not modelled.
-        if path is not None and ignore_existing and cypress.exists(call.cluster, call.user, path):
-            return {"node_id": str(path)}
+        # ytsched has no general Cypress: the nodes it serves (trees, //sys/scheduler/...)
+        # always exist, so creating one answers as YTsaurus does for an existing node.
+        if path is not None and cypress.exists(call.cluster, call.user, path):
+            if ignore_existing:
+                return {"node_id": str(path)}
+            raise ApiError("AlreadyExists", f"node {path} already exists", path=str(path))
         raise ApiError(
             "NotSupported",
             f"cannot create a {object_type} at {path!r}: ytsched keeps no general Cypress"
