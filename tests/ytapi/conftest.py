@@ -1,6 +1,6 @@
 """One real ytsched server with two real node agents, driven by the official YTsaurus client.
 
-The cluster is shared by the module's tests (starting one costs a few seconds); every test
+The cluster is shared by the package's tests (starting one costs a few seconds); every test
 works in its own pools, so the tests do not depend on each other's state.  Run this suite
 alone with ``pytest tests/ytapi`` or ``pytest -m ytapi``.
 """
@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yt.wrapper as yt_wrapper
 
 from tests.e2e.cluster import TOKEN, ProcessCluster
-
-yt_wrapper = pytest.importorskip("yt.wrapper")
 
 YT_BINARY = Path(sys.executable).with_name("yt")
 
