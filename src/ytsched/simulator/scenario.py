@@ -552,8 +552,9 @@ def _from_validation(error: ValidationError) -> ScenarioError:
     )
 
 
-def load_scenario(document: Any) -> Scenario:
-    """Validate a parsed scenario document (dict from YSON or JSON)."""
+def load_scenario(document: Any, trace: Sequence[ScenarioOperation] = ()) -> Scenario:
+    """Validate a parsed scenario document (dict from YSON or JSON); ``trace`` adds recorded
+    operations (see :mod:`ytsched.simulator.trace`) after the file's own."""
     if isinstance(document, WithAttributes):
         raise scenario_error("", "the scenario document must not carry attributes")
     if not isinstance(document, Mapping):
@@ -562,12 +563,25 @@ def load_scenario(document: Any) -> Scenario:
         parsed = ScenarioDocument.model_validate(dict(document))
     except ValidationError as error:
         raise _from_validation(error) from None
+    if trace:
+        parsed = _with_trace(parsed, trace)
     pool_trees = parse_pool_trees(parsed.pool_trees)
     operations = _expand_operations(parsed.operations)
     scenario = Scenario(parsed, pool_trees, operations)
     _check_actions(scenario)
     check_buildable(scenario)
     return scenario
+
+
+def _with_trace(document: ScenarioDocument, trace: Sequence[ScenarioOperation]) -> ScenarioDocument:
+    """The document with the trace's operations appended (ids must not collide)."""
+    own = {entry.id for entry in document.operations if entry.id is not None}
+    for entry in trace:
+        if entry.id in own:
+            raise scenario_error(
+                "trace", f"operation id {entry.id!r} is used by the scenario and by the trace"
+            )
+    return document.model_copy(update={"operations": document.operations + tuple(trace)})
 
 
 def _expand_operations(entries: Sequence[ScenarioOperation]) -> tuple[OperationPlan, ...]:
