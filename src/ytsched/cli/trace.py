@@ -23,18 +23,23 @@ def _fail(error: YtschedError) -> None:
 
 
 def _job_files(paths: tuple[Path, ...]) -> list[Path]:
-    """Files given, and the ``.yson``/``.json`` files of directories given (sorted)."""
+    """Files given, and the ``.yson``/``.json`` files of directories given and of their
+    subdirectories (pages of one operation in ``jobs/<operation id>/``), sorted."""
     files: list[Path] = []
     for path in paths:
-        if path.is_dir():
-            files += sorted(
-                child
-                for child in path.iterdir()
-                if child.is_file() and child.suffix.lower() in (".yson", ".json")
-            )
-        else:
+        if not path.is_dir():
             files.append(path)
+            continue
+        for child in sorted(path.iterdir()):
+            if child.is_dir():
+                files += sorted(c for c in child.iterdir() if _is_document(c))
+            elif _is_document(child):
+                files.append(child)
     return files
+
+
+def _is_document(path: Path) -> bool:
+    return path.is_file() and path.suffix.lower() in (".yson", ".json")
 
 
 @click.group("trace")

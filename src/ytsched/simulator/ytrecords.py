@@ -6,6 +6,7 @@ An operator exports a period of a real cluster with the official client::
         --attribute id --attribute type --attribute state --attribute authenticated_user \\
         --attribute start_time --attribute finish_time --attribute spec > operations.yson
     yt list-jobs --operation-id <id> --include-archive > jobs/<id>.yson     # per operation
+    # (or pages: --limit/--offset into jobs/<id>/1.yson, jobs/<id>/2.yson, ...)
 
 (pretty YSON, the client's default, or ``--format json``), and :func:`convert` turns that into
 trace records (:mod:`ytsched.simulator.trace`).  What is read, and from where:
@@ -20,7 +21,8 @@ trace records (:mod:`ytsched.simulator.trace`).  What is read, and from where:
   with YTsaurus's defaults 1 core and 512 MiB, ``yt/yt/server/lib/scheduler/config.h``,
   ``TUserJobSpec``).  Without ``spec``, ``brief_spec/pool`` names the pool.
 * ``list_jobs`` (one output per operation; the operation is the job's ``operation_id`` when
-  requested with ``--attribute operation_id``, else the file's name): ``type``, ``state``,
+  requested with ``--attribute operation_id``, else the file's name, else its directory's name
+  for pages in ``jobs/<id>/``): ``type``, ``state``,
   ``task_name``, ``start_time``, ``finish_time``.  Completed jobs become the trace's jobs,
   with their run time; running jobs run until the end of the recording (a lower bound);
   aborted, failed and lost jobs are not replayed (the simulated scheduler makes its own
@@ -223,6 +225,8 @@ def convert(
     jobs_of: dict[str, list[tuple[str, dict[str, Any]]]] = {}
     for source, document in jobs:
         stem = PurePath(source).stem
+        if stem not in by_id:
+            stem = PurePath(source).parent.name  # pages in jobs/<operation id>/
         for index, job in enumerate(_jobs(document, source)):
             operation_id = job.get("operation_id", stem)
             if operation_id not in by_id:
