@@ -98,6 +98,9 @@ class SimNode:
     :mod:`ytsched.simulator.engine`)."""
     awake_levels: int = -1
     """``Simulation.levels_version`` when its last heartbeat found it would act again."""
+    changed: bool = False
+    """Its tags or limits changed since its last heartbeat: the next one must run (the
+    scheduler learns of the change only from it)."""
     running: dict[str, SimJob] = field(default_factory=dict)
     finished: list[FinishedJob] = field(default_factory=list)
     """Jobs that ended since the last heartbeat (reported by the next one)."""

@@ -56,11 +56,14 @@ from ytsched.simulator.scenario import (
     AbortOperation,
     AddNodes,
     CompleteOperation,
+    MovePool,
     NodeGroup,
     OperationPlan,
     RemoveNodes,
+    RestartScheduler,
     Scenario,
     SetPoolAttribute,
+    UpdateNodes,
     UpdateOperationParameters,
     UpdateTreeConfig,
 )
@@ -284,6 +287,7 @@ class Simulation:
             self.park_idle_nodes
             and not node.finished
             and node.awake_levels != self.levels_version
+            and not node.changed
             and not self.scheduler.heartbeat_would_act(node.address, self.levels)
         ):
             node.parked = True
@@ -295,6 +299,7 @@ class Simulation:
         if k > node.next_tick:
             self._account_skipped(node, k)
         node.next_tick = k + 1
+        node.changed = False
         self.heartbeats_run += 1
         now = self.now
         finished = node.take_finished()
@@ -750,6 +755,13 @@ class Simulation:
                 self._add_nodes(action.group, at=now)
             elif isinstance(action, RemoveNodes):
                 self._remove_nodes(action.group, action.count)
+            elif isinstance(action, UpdateNodes):
+                self._update_nodes(action)
+            elif isinstance(action, MovePool):
+                tree = trees.tree(action.tree or self._default_tree())
+                tree.move_pool(action.pool, action.parent, now=now)
+            elif isinstance(action, RestartScheduler):
+                self._restart_scheduler()
         except YtschedError as error:
             self.counters.actions_failed += 1
             self._event(
@@ -781,6 +793,54 @@ class Simulation:
                 node.end(job, report=False)
                 self._job_aborted(job, "node_removed", "the node left the cluster", lost=True)
             self._event("node_removed", node=node.address, group=group)
+
+    def _update_nodes(self, action: UpdateNodes) -> None:
+        """New tags and/or limits, as the nodes' next heartbeats report them.  A node that
+        changes trees has its jobs aborted by the trees (``node_changed_tree``); a node now
+        above its limits has jobs preempted by its next heartbeat, as YTsaurus does."""
+        if action.node is not None:
+            node = self.nodes.get(action.node)
+            if node is None or not node.online:
+                raise YtschedError(
+                    "NoSuchNode", f"node {action.node!r} is not online", node=action.node
+                )
+            targets = [node]
+        else:
+            online = [n for n in self.nodes.values() if n.group == action.group and n.online]
+            online.sort(key=lambda n: n.index, reverse=True)
+            targets = online if action.count is None else online[: action.count]
+        for node in targets:
+            self._close_capacity(node)
+            if action.tags is not None:
+                node.tags = frozenset(action.tags)
+                self.trees.set_node_tags(node.address, action.tags)
+            if action.resource_limits is not None:
+                node.resource_limits = action.resource_limits.to_vector(0.0)
+                self.trees.set_node_resource_limits(node.address, action.resource_limits)
+            self.node_online_since[node.address] = self.now
+            node.changed = True
+            pool_node = self.trees.nodes[node.address]
+            self._event(
+                "node_updated",
+                node=node.address,
+                group=node.group,
+                tags=sorted(node.tags),
+                resource_limits=_resources(node.resource_limits),
+                tree=pool_node.tree,
+            )
+
+    def _restart_scheduler(self) -> None:
+        """A new scheduler revives from what outlives the process (YTsaurus's
+        ``yt/yt/server/scheduler/scheduler.cpp`` revival: operations from Cypress, the
+        strategy's persistent state with integral volumes, allocations re-registered by
+        node heartbeats): the pool trees stay, the in-memory scheduling state (allocations
+        ledger, starvation timers, preemptible lists, node states) is rebuilt.  Running jobs
+        are adopted in start order, so the preemptible lists come out as before, and the
+        revived scheduler runs its first fair-share update before any heartbeat."""
+        self.scheduler = Scheduler(self.trees)
+        adopted = self.scheduler.adopt_running_jobs()
+        self.scheduler.update(self.now)
+        self._event("scheduler_restarted", adopted_jobs=adopted)
 
     def _close_capacity(self, node: SimNode) -> None:
         since = self.node_online_since.pop(node.address, None)

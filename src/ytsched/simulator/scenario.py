@@ -323,6 +323,49 @@ class RemoveNodes(_Action):
     count: int | None = option(None, "How many; unset: all of them.", ge=1)
 
 
+class UpdateNodes(_Action):
+    """A node reports other tags or resource limits (YTsaurus tests set ``user_tags`` and
+    ``resource_limits_overrides`` of exec nodes): the node may change trees, and a node
+    whose usage exceeds its new limits has jobs preempted."""
+
+    action: Literal["update_nodes"]
+    group: str | None = option(None, "Group whose nodes change (the highest indices first).")
+    node: str | None = option(None, "Instead of group: one node's address.", min_length=1)
+    count: int | None = option(None, "With group: how many; unset: all of them.", ge=1)
+    tags: tuple[str, ...] | None = option(None, "New tags (replace the old ones).")
+    resource_limits: ResourceAmounts | None = option(
+        None, "New resource limits (replace the old ones; unnamed resources are 0)."
+    )
+
+    @model_validator(mode="after")
+    def _target(self) -> UpdateNodes:
+        if (self.group is None) == (self.node is None):
+            raise ValueError("set exactly one of group and node")
+        if self.count is not None and self.group is None:
+            raise ValueError("count needs group")
+        if self.tags is None and self.resource_limits is None:
+            raise ValueError("set tags, resource_limits or both")
+        return self
+
+
+class MovePool(_Action):
+    """Move an explicit pool, with its subtree, operations and their usage, under another
+    parent (a Cypress ``move`` of the pool node)."""
+
+    action: Literal["move_pool"]
+    tree: str | None = option(None, "Tree; default: the default tree.")
+    pool: str = option(..., "Pool to move.", min_length=1)
+    parent: str | None = option(..., "New parent pool; null: the root.")
+
+
+class RestartScheduler(_Action):
+    """The scheduler process restarts: its in-memory scheduling state is lost and rebuilt
+    from what survives a restart in YTsaurus (pool trees and their persisted integral
+    volumes, operations, the jobs nodes report as running)."""
+
+    action: Literal["restart_scheduler"]
+
+
 Action = Annotated[
     SetPoolAttribute
     | UpdateTreeConfig
@@ -330,7 +373,10 @@ Action = Annotated[
     | AbortOperation
     | CompleteOperation
     | AddNodes
-    | RemoveNodes,
+    | RemoveNodes
+    | UpdateNodes
+    | MovePool
+    | RestartScheduler,
     Field(discriminator="action"),
 ]
 ACTION_NAMES = frozenset(
@@ -342,6 +388,9 @@ ACTION_NAMES = frozenset(
         "complete_operation",
         "add_nodes",
         "remove_nodes",
+        "update_nodes",
+        "move_pool",
+        "restart_scheduler",
     }
 )
 
@@ -631,14 +680,18 @@ def _check_actions(scenario: Scenario) -> None:
                 raise scenario_error(
                     f"{path}.operation", f"no operation {action.operation!r} in the scenario"
                 )
-        elif isinstance(action, SetPoolAttribute | UpdateTreeConfig):
+        elif isinstance(action, SetPoolAttribute | UpdateTreeConfig | MovePool):
             if action.tree is not None and action.tree not in tree_names:
                 raise scenario_error(f"{path}.tree", f"no pool tree {action.tree!r}")
             if action.tree is None and scenario.pool_trees.default_tree is None:
                 raise scenario_error(f"{path}.tree", "several trees and no default: name one")
         elif isinstance(action, AddNodes):
             groups.add(action.group.name)
-        elif isinstance(action, RemoveNodes) and action.group not in groups:
+        elif (
+            isinstance(action, RemoveNodes | UpdateNodes)
+            and action.group is not None
+            and action.group not in groups
+        ):
             raise scenario_error(f"{path}.group", f"no node group {action.group!r}")
 
 

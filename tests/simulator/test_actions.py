@@ -1,0 +1,188 @@
+"""Scenario actions that YTsaurus's integration tests use: node changes, pool moves, restarts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.simulator.helpers import document, node_group, operation, pool, run, tree
+from ytsched.scheduling.preemptible import PreemptionStatus
+from ytsched.simulator import ScenarioError, load_scenario
+
+
+def events_of(recorder: Any, kind: str) -> list[dict[str, Any]]:
+    return [event for event in recorder.events if event["event_type"] == kind]
+
+
+def test_lower_node_limits_preempt_jobs_until_the_node_fits() -> None:
+    doc = document(
+        duration="6m",
+        operations=[operation("op", "a", jobs=40, duration="infinite")],
+        actions=[
+            {
+                "time": "2m",
+                "action": "update_nodes",
+                "group": "node",
+                "count": 2,
+                "resource_limits": {"cpu": 4, "user_slots": 4, "memory": 64 * 2**30},
+            }
+        ],
+    )
+    result, recorder = run(doc)
+    (updated_a, updated_b) = events_of(recorder, "node_updated")
+    changed = {updated_a["node"], updated_b["node"]}
+    assert changed == {"node-0003", "node-0002"}
+    assert updated_a["resource_limits"]["cpu"] == 4
+    aborted = [e for e in events_of(recorder, "job_aborted") if e["time"] >= 120]
+    assert aborted and {e["node"] for e in aborted} <= changed
+    assert len(aborted) == 12  # 2 nodes x (10 - 4) jobs of 1 cpu
+    assert {e["reason"] for e in aborted} == {"resource_overcommit"}
+    # Aborted after allowed_node_resources_overcommit_duration (15 s) and within a heartbeat.
+    assert all(135 < e["time"] <= 145 for e in aborted)
+    for address in changed:
+        ledger_node = result.scheduler.ledger.nodes[address]
+        assert ledger_node.usage[1] <= 4
+    # Capacity after the change counts the new limits: 2x10 + 2x4 cpu over the last 4 minutes.
+    capacity_cpu = result.counters.capacity[1]
+    assert capacity_cpu == pytest.approx(40 * 120 + 28 * 240)
+
+
+def test_new_tags_move_a_node_to_another_tree_and_abort_its_jobs() -> None:
+    trees = {
+        "physical": {
+            "$attributes": {"config": {"node_tag_filter": "cpu"}},
+            "$value": {"a": pool({"weight": 1})},
+        },
+        "gpu": {"$attributes": {"config": {"node_tag_filter": "gpu"}}, "$value": {}},
+        "$attributes": {"default_tree": "physical"},
+    }
+    attributes = trees.pop("$attributes")
+    cpu_group = {**node_group(2, 10), "tags": ["cpu"]}
+    doc = document(
+        duration="5m",
+        cluster={"heartbeat_period": "5s", "node_groups": [cpu_group]},
+        pool_trees={"$attributes": attributes, "$value": trees},
+        operations=[operation("op", "a", jobs=30, duration="infinite")],
+        actions=[
+            {"time": "1m", "action": "update_nodes", "node": "node-0001", "tags": ["gpu"]},
+        ],
+    )
+    result, recorder = run(doc)
+    (updated,) = events_of(recorder, "node_updated")
+    assert updated["node"] == "node-0001" and updated["tree"] == "gpu"
+    aborted = [e for e in events_of(recorder, "job_aborted") if e["node"] == "node-0001"]
+    assert len(aborted) == 10
+    assert all(e["time"] >= 60 for e in aborted)
+    late_starts = [e for e in events_of(recorder, "job_started") if e["time"] > 60]
+    assert late_starts == [] or all(e["node"] == "node-0000" for e in late_starts)
+    assert result.trees.nodes["node-0001"].tree == "gpu"
+
+
+def test_move_pool_keeps_its_operations_and_usage() -> None:
+    doc = document(
+        duration="5m",
+        pool_trees=tree({"a": pool({"weight": 1}), "b": pool({"weight": 1})}),
+        operations=[operation("op", "a", jobs=20, duration="infinite")],
+        actions=[{"time": "2m", "action": "move_pool", "pool": "a", "parent": "b"}],
+    )
+    result, recorder = run(doc)
+    assert [e["action"]["action"] for e in events_of(recorder, "action_applied")] == ["move_pool"]
+    assert events_of(recorder, "job_aborted") == []
+    physical = result.trees.tree("physical")
+    assert physical.pools["a"].parent is physical.pools["b"]
+    b_series = result.sampler.pools[("physical", "b")]
+    assert b_series.usage[-1] == pytest.approx(20)  # a's 20 cores now count under b
+
+
+def test_move_pool_under_its_own_child_fails_without_stopping_the_run() -> None:
+    pools = {"a": pool({}, {"child": pool()})}
+    doc = document(
+        duration="3m",
+        pool_trees=tree(pools),
+        operations=[operation("op", "a", jobs=2)],
+        actions=[{"time": "1m", "action": "move_pool", "pool": "a", "parent": "child"}],
+    )
+    result, recorder = run(doc)
+    (failed,) = events_of(recorder, "action_failed")
+    assert failed["code"] == "InvalidPoolMove"
+    assert result.counters.actions_failed == 1
+
+
+def restart_document(with_restart: bool) -> dict[str, Any]:
+    pools = {
+        "burst": pool(
+            {
+                "integral_guarantees": {
+                    "guarantee_type": "burst",
+                    "resource_flow": {"cpu": 5},
+                    "burst_guarantee_resources": {"cpu": 20},
+                }
+            }
+        ),
+        "batch": pool({"weight": 1}),
+    }
+    actions = [{"time": "100s", "action": "restart_scheduler"}] if with_restart else []
+    return document(
+        duration="10m",
+        pool_trees=tree(pools),
+        operations=[
+            operation("batch", "batch", jobs=60, duration="infinite"),
+            operation("etl", "burst", jobs=30, duration="3m", start="60s"),
+        ],
+        actions=actions,
+    )
+
+
+def test_restart_keeps_running_jobs_volumes_and_preemptible_status() -> None:
+    plain, _ = run(restart_document(False), until=100)
+    restarted, recorder = run(restart_document(True), until=100)
+    (event,) = events_of(recorder, "scheduler_restarted")
+    assert event["adopted_jobs"] > 0
+    statuses_plain: dict[str, PreemptionStatus | None] = {}
+    for operation_state in plain.trees.operations.values():
+        for job_id in operation_state.running_jobs:
+            statuses_plain[job_id] = plain.scheduler.preemption_status(job_id)
+    statuses_restarted = {
+        job_id: restarted.scheduler.preemption_status(job_id) for job_id in statuses_plain
+    }
+    assert statuses_plain and statuses_restarted == statuses_plain
+    assert set(statuses_plain.values()) >= {PreemptionStatus.NON_PREEMPTIBLE}
+    burst_plain = plain.trees.tree("physical").pools["burst"].accumulated_resource_volume
+    burst_restarted = restarted.trees.tree("physical").pools["burst"].accumulated_resource_volume
+    assert burst_restarted == pytest.approx(burst_plain)
+
+
+def test_a_restarted_scheduler_schedules_on_and_loses_no_work() -> None:
+    plain, _ = run(restart_document(False))
+    restarted, recorder = run(restart_document(True))
+    assert [e["action"]["action"] for e in events_of(recorder, "action_applied")] == [
+        "restart_scheduler"
+    ]
+    by_id = {op.id: op for op in restarted.operations}
+    assert by_id["etl"].state == "completed"
+    assert by_id["etl"].completed_job_count == 30
+    lost = sum(op.lost_job_seconds for op in restarted.operations)
+    assert lost == pytest.approx(sum(op.lost_job_seconds for op in plain.operations))
+    volume = restarted.sampler.pools[("physical", "burst")].volume
+    assert volume[-1] == pytest.approx(plain.sampler.pools[("physical", "burst")].volume[-1])
+
+
+@pytest.mark.parametrize(
+    ("action", "fragment"),
+    [
+        ({"action": "update_nodes", "group": "node"}, "set tags, resource_limits or both"),
+        (
+            {"action": "update_nodes", "group": "node", "node": "node-0000", "tags": []},
+            "set exactly one of group and node",
+        ),
+        ({"action": "update_nodes", "group": "gpu", "tags": []}, "no node group 'gpu'"),
+        ({"action": "move_pool", "pool": "a"}, "parent: Field required"),
+        ({"action": "move_pool", "tree": "x", "pool": "a", "parent": None}, "no pool tree 'x'"),
+    ],
+)
+def test_bad_actions_are_refused_at_load(action: dict[str, Any], fragment: str) -> None:
+    with pytest.raises(ScenarioError) as caught:
+        load_scenario(document(actions=[{"time": 0, **action}]))
+    assert fragment in caught.value.message
+    assert caught.value.message.startswith("actions[0]")
