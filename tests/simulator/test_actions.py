@@ -186,3 +186,61 @@ def test_bad_actions_are_refused_at_load(action: dict[str, Any], fragment: str) 
         load_scenario(document(actions=[{"time": 0, **action}]))
     assert fragment in caught.value.message
     assert caught.value.message.startswith("actions[0]")
+
+
+def no_gpu_document(**controller: Any) -> dict[str, Any]:
+    gpu_op = operation("gpu-op", "a", jobs=2, scheduling_tag_filter="gpu")
+    big_op = operation("big-op", "b", jobs=1, cpu=50)
+    fine = operation("fine", "a", jobs=2, duration="infinite", scheduling_tag_filter="node-0000")
+    return document(
+        duration="15m",
+        operations=[gpu_op, big_op, fine],
+        controller_agent=controller,
+    )
+
+
+def test_an_operation_no_node_can_serve_fails_with_ytsaurus_error() -> None:
+    result, recorder = run(no_gpu_document())
+    by_id = {op.id: op for op in result.operations}
+    # Checks run every 5 s but are skipped for safe_scheduler_online_time (10 min).
+    assert by_id["gpu-op"].state == "failed" and by_id["gpu-op"].finish_time == 600
+    assert by_id["gpu-op"].error == (
+        'No online nodes that match operation scheduling tag filter "gpu" and have sufficient'
+        " resources to schedule an allocation found in trees [physical]"
+        " [NoOnlineNodeToScheduleAllocation]"
+    )
+    assert by_id["big-op"].state == "failed"
+    assert by_id["fine"].state == "running"
+    checks = {e["operation_id"]: e for e in events_of(recorder, "operation_check_failed")}
+    assert checks["gpu-op"]["non_matching_filter_node_count"] == 4
+    assert checks["big-op"]["matching_but_insufficient_resources_node_count_per_task"] == {
+        "main": {"cpu": 4}
+    }
+
+
+def test_the_exec_node_check_honours_its_options() -> None:
+    result, _ = run(no_gpu_document(safe_scheduler_online_time=0))
+    assert {op.id: op.finish_time for op in result.operations if op.state == "failed"} == {
+        "gpu-op": 5.0,
+        "big-op": 5.0,
+    }
+    result, _ = run(no_gpu_document(enable_available_exec_nodes_check=False))
+    assert all(op.state != "failed" for op in result.operations)
+
+
+def test_a_node_that_joins_in_time_saves_the_operation() -> None:
+    doc = no_gpu_document(safe_scheduler_online_time=60_000)
+    gpu = {**node_group(1, 10, name="gpu"), "tags": ["gpu"]}
+    doc["actions"] = [{"time": "30s", "action": "add_nodes", "group": gpu}]
+    result, _ = run(doc)
+    by_id = {op.id: op for op in result.operations}
+    assert by_id["gpu-op"].state == "completed"
+    assert by_id["big-op"].state == "failed" and by_id["big-op"].finish_time == 60.0
+
+
+def test_a_restart_resets_the_safe_online_time() -> None:
+    doc = no_gpu_document(safe_scheduler_online_time=60_000)
+    doc["actions"] = [{"time": "50s", "action": "restart_scheduler"}]
+    result, _ = run(doc)
+    failed = {op.id: op.finish_time for op in result.operations if op.state == "failed"}
+    assert failed == {"gpu-op": 110.0, "big-op": 110.0}

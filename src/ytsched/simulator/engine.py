@@ -43,6 +43,8 @@ from ytsched.scheduling import (
 )
 from ytsched.simulator import events
 from ytsched.simulator.cluster import SimJob, SimNode, build_pool_trees, node_addresses
+from ytsched.simulator.controller import ERROR_CODE as CHECK_ERROR_CODE
+from ytsched.simulator.controller import failure_message, survey
 from ytsched.simulator.events import EventQueue
 from ytsched.simulator.results import (
     Counters,
@@ -144,6 +146,14 @@ class Simulation:
             traced_operations=frozenset(document.trace_operations),
         )
         self.now = 0.0
+        controller = document.controller_agent
+        self.exec_nodes_check_period = (
+            controller.available_exec_nodes_check_period / MS
+            if controller.enable_available_exec_nodes_check
+            else None
+        )
+        """Period of the controller's available-exec-nodes check (None: off)."""
+        self.scheduler_connected_at = 0.0
 
     # --- setup -----------------------------------------------------------------------------
 
@@ -236,6 +246,8 @@ class Simulation:
             elif kind == events.ORCHID:
                 self._account_all(including_now=True)
                 self._orchid()
+            elif kind == events.CONTROLLER_CHECK:
+                self._check_exec_nodes(payload)
         self.now = end
         self._account_all(including_now=True)
         self._finish()
@@ -650,6 +662,10 @@ class Simulation:
             self.pending[plan.id] = None
         else:
             record.running_since = self.now
+        if self.exec_nodes_check_period is not None:
+            self.queue.push(
+                self.now + self.exec_nodes_check_period, events.CONTROLLER_CHECK, plan.id
+            )
 
     def _check_finished(self, operation_ids: Iterable[str]) -> None:
         any_finished = False
@@ -708,6 +724,43 @@ class Simulation:
                 )
             else:
                 self._check_finished([operation_id])
+
+    def _check_exec_nodes(self, operation_id: str) -> None:
+        """The controller's periodic ``CheckAvailableExecNodes`` for one operation, until a
+        suitable node is observed (a started job counts): see
+        :mod:`ytsched.simulator.controller`."""
+        operation = self.trees.operations.get(operation_id)
+        record = self.records[operation_id]
+        if operation is None or operation.state.is_final or record.first_job_time is not None:
+            return
+        period = self.exec_nodes_check_period
+        assert period is not None
+        controller = self.scenario.document.controller_agent
+        online = [address for address, node in self.nodes.items() if node.online]
+        if (
+            self.now < self.scheduler_connected_at + controller.safe_scheduler_online_time / MS
+            or len(online) < controller.safe_online_node_count
+        ):
+            self.queue.push(self.now + period, events.CONTROLLER_CHECK, operation_id)
+            return
+        found = survey(self.trees, operation, online)
+        if found.found:
+            return
+        message = failure_message(operation)
+        record.error = f"{message} [{CHECK_ERROR_CODE}]"
+        self._event(
+            "operation_check_failed",
+            operation_id=operation_id,
+            code=CHECK_ERROR_CODE,
+            error=message,
+            non_matching_filter_node_count=found.non_matching_filter_node_count,
+            matching_but_insufficient_resources_node_count_per_task=(
+                found.matching_but_insufficient_resources_node_count_per_task
+            ),
+        )
+        self.trees.fail_operation(operation_id, now=self.now, reason=message)
+        self._check_finished([operation_id])
+        self._refresh_levels()
 
     # --- actions ---------------------------------------------------------------------------
 
@@ -838,6 +891,7 @@ class Simulation:
         are adopted in start order, so the preemptible lists come out as before, and the
         revived scheduler runs its first fair-share update before any heartbeat."""
         self.scheduler = Scheduler(self.trees)
+        self.scheduler_connected_at = self.now
         adopted = self.scheduler.adopt_running_jobs()
         self.scheduler.update(self.now)
         self._event("scheduler_restarted", adopted_jobs=adopted)

@@ -35,6 +35,7 @@ from ytsched.config.operation import OperationSpec, OperationType, TaskSpec
 from ytsched.config.resources import ResourceAmounts
 from ytsched.config.strategy import StrategyConfig
 from ytsched.errors import YtschedError
+from ytsched.simulator.controller import ControllerAgentSection
 from ytsched.yson import WithAttributes
 
 MS = 1000.0
@@ -407,6 +408,9 @@ class ScenarioDocument(_Model):
     cluster: Cluster = option(..., "Node groups and heartbeat period.")
     pool_trees: Any = option(..., "A //sys/pool_trees export with attributes.")
     scheduler: SchedulerSection = option(SchedulerSection(), "Scheduler options.")
+    controller_agent: ControllerAgentSection = option(
+        ControllerAgentSection(), "Controller-agent checks (available exec nodes)."
+    )
     operations: tuple[ScenarioOperation, ...] = option((), "The workload.")
     actions: tuple[Action, ...] = option((), "Timed changes.")
     trace_operations: tuple[str, ...] = option(
