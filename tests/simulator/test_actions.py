@@ -244,3 +244,60 @@ def test_a_restart_resets_the_safe_online_time() -> None:
     result, _ = run(doc)
     failed = {op.id: op.finish_time for op in result.operations if op.state == "failed"}
     assert failed == {"gpu-op": 110.0, "big-op": 110.0}
+
+
+def waiting_document(tree_timeout: Any = None, spec_timeout: Any = None) -> dict[str, Any]:
+    config: dict[str, Any] = {
+        "fair_share_starvation_timeout": "5s",
+        "allocation_preemption_timeout": "20s",
+    }
+    if tree_timeout is not None:
+        config["waiting_for_resources_on_node_timeout"] = tree_timeout
+    service = operation(
+        "svc",
+        "a",
+        jobs=10,
+        duration="infinite",
+        task={"interruption_signal": "SIGINT", "finish_after_interruption": "15s"},
+    )
+    newcomer = operation("new", "b", jobs=5, duration="2m", start="1m")
+    if spec_timeout is not None:
+        newcomer["spec"]["waiting_job_timeout"] = spec_timeout
+    return document(
+        duration="5m",
+        cluster={"heartbeat_period": "5s", "node_groups": [node_group(1, 10)]},
+        pool_trees=tree(
+            {"a": pool({"weight": 1}), "b": pool({"strong_guarantee_resources": {"cpu": 5}})},
+            config,
+        ),
+        operations=[service, newcomer],
+    )
+
+
+def test_without_a_waiting_timeout_jobs_start_at_once_as_before() -> None:
+    _, recorder = run(waiting_document())
+    assert events_of(recorder, "job_waiting") == []
+
+
+def test_a_job_waits_on_its_node_until_the_preempted_jobs_finish() -> None:
+    result, recorder = run(waiting_document(tree_timeout="1m"))
+    waiting = events_of(recorder, "job_waiting")
+    resumed = events_of(recorder, "job_resumed")
+    assert waiting and {e["operation_id"] for e in waiting} == {"new"}
+    assert {e["job_id"] for e in resumed} == {e["job_id"] for e in waiting}
+    # The preempted service jobs need 15 s after their signal; the newcomers wait that long.
+    assert all(14.0 <= e["waited"] <= 16.0 for e in resumed)
+    by_id = {op.id: op for op in result.operations}
+    assert by_id["new"].completed_job_count == 5 and by_id["new"].aborted_job_count == 0
+
+
+def test_a_job_waiting_longer_than_its_timeout_is_aborted_by_the_node() -> None:
+    result, recorder = run(waiting_document(tree_timeout="5s"))
+    aborted = [e for e in events_of(recorder, "job_aborted") if e["reason"] == "waiting_timeout"]
+    assert aborted and "new" in {e["operation_id"] for e in aborted}
+    assert all(e["lost_job_seconds"] == 0.0 for e in aborted)
+    assert result.counters.aborts["waiting_timeout"] == len(aborted)
+    # The spec's waiting_job_timeout is taken when it is the larger one.
+    _, recorder = run(waiting_document(tree_timeout="5s", spec_timeout="1m"))
+    assert not [e for e in events_of(recorder, "job_aborted") if e["reason"] == "waiting_timeout"]
+    assert events_of(recorder, "job_resumed")

@@ -154,6 +154,8 @@ class Simulation:
         )
         """Period of the controller's available-exec-nodes check (None: off)."""
         self.scheduler_connected_at = 0.0
+        self.waiting_timeouts = self._waiting_timeouts_configured()
+        """Some tree or operation sets a node-side waiting timeout (else jobs never wait)."""
 
     # --- setup -----------------------------------------------------------------------------
 
@@ -478,7 +480,9 @@ class Simulation:
             work_end_time=now + duration,
         )
         node.start(job)
-        if not math.isinf(job.end_time):
+        if self.waiting_timeouts and self._wait_for_resources(node, job, live.tree):
+            pass
+        elif not math.isinf(job.end_time):
             self.queue.push(job.end_time, events.JOB_END, (job, job.token))
         record = self.records[start.operation_id]
         record.started_job_count += 1
@@ -497,9 +501,91 @@ class Simulation:
             duration=None if math.isinf(duration) else duration,
         )
 
+    # --- waiting for resources on the node --------------------------------------------------
+
+    def _waiting_timeouts_configured(self) -> bool:
+        if any(
+            tree.config.waiting_for_resources_on_node_timeout is not None
+            for tree in self.trees.trees.values()
+        ):
+            return True
+        return any(
+            plan.engine_spec.waiting_job_timeout is not None for plan in self.scenario.operations
+        )
+
+    def _waiting_timeout(self, operation_id: str, tree: str | None) -> float | None:
+        """Seconds a job may wait on its node: the larger of the tree's
+        ``waiting_for_resources_on_node_timeout`` and the spec's ``waiting_job_timeout``
+        (``yt/yt/server/controller_agent/controllers/task.cpp`` puts the larger into the job
+        spec); None: it does not wait, as before this option existed."""
+        spec_timeout = self.works[operation_id].plan.engine_spec.waiting_job_timeout
+        tree_timeout = (
+            self.trees.trees[tree].config.waiting_for_resources_on_node_timeout
+            if tree is not None and tree in self.trees.trees
+            else None
+        )
+        values = [value for value in (spec_timeout, tree_timeout) if value is not None]
+        return max(values) / MS if values else None
+
+    def _wait_for_resources(self, node: SimNode, job: SimJob, tree: str | None) -> bool:
+        """Make a just-started job wait when the node's running jobs (preempted ones still
+        finishing) leave too little for it; True when it waits."""
+        timeout = self._waiting_timeout(job.operation_id, tree)
+        if timeout is None or _fits(node, NOTHING):  # the job is already counted in
+            return False
+        job.waiting = True
+        node.waiting_count += 1
+        job.end_time = self.now + timeout
+        job.outcome = JobOutcome.ABORTED
+        job.token += 1
+        self.queue.push(job.end_time, events.JOB_END, (job, job.token))
+        self._event(
+            "job_waiting",
+            operation_id=job.operation_id,
+            job_id=job.id,
+            node=node.address,
+            timeout=timeout,
+        )
+        return True
+
+    def _start_waiting(self, node: SimNode) -> None:
+        """Jobs that were waiting on the node and now fit start running, in arrival order."""
+        for job in list(node.running.values()):
+            if not job.waiting or not _fits(node, job.resources):
+                continue
+            job.waiting = False
+            node.waiting_count -= 1
+            duration = self.works[job.operation_id].attempt_duration(job.task, job.index)
+            waited = self.now - job.start_time
+            job.start_time = self.now
+            job.end_time = job.work_end_time = self.now + duration
+            job.outcome = JobOutcome.COMPLETED
+            job.token += 1
+            if not math.isinf(job.end_time):
+                self.queue.push(job.end_time, events.JOB_END, (job, job.token))
+            self._event(
+                "job_resumed",
+                operation_id=job.operation_id,
+                job_id=job.id,
+                node=node.address,
+                waited=waited,
+            )
+            if not node.waiting_count:
+                return
+
     def _interrupt(self, node: SimNode, message: InterruptJob) -> None:
         job = node.running.get(message.job_id)
         if job is None:
+            return
+        if job.waiting:
+            # A job that has not started cannot finish gracefully: the node drops it.
+            job.outcome = JobOutcome.ABORTED
+            job.token += 1
+            node.end(job, report=True)
+            self._wake(node)
+            self._job_aborted(
+                job, message.reason.value, "interrupted while waiting for resources", lost=False
+            )
             return
         work = self.works[job.operation_id]
         finish_after = None
@@ -537,7 +623,9 @@ class Simulation:
         if job is None:
             return
         node.end(job, report=False)
-        lost = message.reason is not InterruptionReason.OPERATION_FINISHED
+        if node.waiting_count:
+            self._start_waiting(node)
+        lost = message.reason is not InterruptionReason.OPERATION_FINISHED and not job.waiting
         if job.interrupt_deadline is None and message.reason in PREEMPTION_REASONS and lost:
             self.records[job.operation_id].preempted_job_count += 1
         if (
@@ -554,7 +642,17 @@ class Simulation:
             return
         node.end(job, report=True)
         self._wake(node)
+        if node.waiting_count:
+            self._start_waiting(node)
         if job.outcome is JobOutcome.ABORTED:
+            if job.waiting:
+                self._job_aborted(
+                    job,
+                    WAITING_TIMEOUT,
+                    "the job waited for resources on its node longer than its waiting timeout",
+                    lost=False,
+                )
+                return
             self._job_aborted(
                 job,
                 InterruptionReason.INTERRUPTION_TIMEOUT.value,
@@ -589,7 +687,7 @@ class Simulation:
         )
 
     def _job_aborted(self, job: SimJob, reason: str, explanation: str, *, lost: bool) -> None:
-        elapsed = self.now - job.start_time
+        elapsed = 0.0 if job.waiting else self.now - job.start_time
         self._account(job, elapsed)
         record = self.records[job.operation_id]
         record.aborted_job_count += 1
@@ -826,6 +924,7 @@ class Simulation:
             )
             return
         self.counters.actions_applied += 1
+        self.waiting_timeouts = self._waiting_timeouts_configured()
         self._event("action_applied", action_index=index, action=description)
         self._check_pending()
 
@@ -912,7 +1011,23 @@ class Simulation:
             if node.online:
                 self._close_capacity(node)
             for job in node.running.values():
-                self._account(job, self.now - job.start_time)
+                if not job.waiting:
+                    self._account(job, self.now - job.start_time)
+
+
+WAITING_TIMEOUT = "waiting_timeout"
+"""Abort reason of a job the node aborted after waiting too long for resources
+(``EAbortReason::WaitingTimeout``, from the node's ``WaitingJobTimeout`` error)."""
+
+
+NOTHING: Vector = (0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+def _fits(node: SimNode, resources: Vector) -> bool:
+    """Do the node's running jobs plus ``resources`` stay within its limits?"""
+    usage = node.usage()
+    limits = node.resource_limits
+    return all(usage[i] + resources[i] <= limits[i] + 1e-9 for i in range(5))
 
 
 def _resources(vector: Vector) -> dict[str, float]:
