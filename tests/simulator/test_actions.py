@@ -301,3 +301,53 @@ def test_a_job_waiting_longer_than_its_timeout_is_aborted_by_the_node() -> None:
     _, recorder = run(waiting_document(tree_timeout="5s", spec_timeout="1m"))
     assert not [e for e in events_of(recorder, "job_aborted") if e["reason"] == "waiting_timeout"]
     assert events_of(recorder, "job_resumed")
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_new_actions_keep_the_idle_heartbeat_shortcuts_exact(seed: int) -> None:
+    """The random scenarios of test_fast_paths plus node updates, pool moves, restarts and
+    node-side waiting: skipping idle heartbeats must still change no output."""
+    import random
+
+    from tests.simulator.test_fast_paths import _outputs, _random_document
+
+    document = _random_document(seed)
+    rng = random.Random(f"{seed}/issue-17")
+    actions = list(document["actions"])
+    actions.append(
+        {
+            "time": rng.randint(60, 900) * 1000,
+            "action": "update_nodes",
+            "group": "node",
+            "count": 1,
+            "resource_limits": {"cpu": 2, "user_slots": 2, "memory": 64 * 2**30},
+        }
+    )
+    if rng.random() < 0.5:
+        actions.append(
+            {
+                "time": rng.randint(60, 900) * 1000,
+                "action": "update_nodes",
+                "group": "node",
+                "count": 1,
+                "tags": ["fast"],
+            }
+        )
+    actions.append({"time": rng.randint(60, 900) * 1000, "action": "restart_scheduler"})
+    actions.append(
+        {"time": rng.randint(60, 900) * 1000, "action": "move_pool", "pool": "p1", "parent": "p0"}
+    )
+    actions.append(
+        {
+            "time": rng.randint(0, 300) * 1000,
+            "action": "update_tree_config",
+            "config": {"waiting_for_resources_on_node_timeout": rng.choice([2000, 30000])},
+        }
+    )
+    document["actions"] = sorted(actions, key=lambda action: action["time"])
+    document["controller_agent"] = {"safe_scheduler_online_time": 60_000}
+    fast = _outputs(document, fast=True)
+    slow = _outputs(document, fast=False)
+    for key in slow:
+        if key != "real_heartbeats":
+            assert fast[key] == slow[key], key

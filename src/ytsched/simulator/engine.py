@@ -989,7 +989,9 @@ class Simulation:
         ledger, starvation timers, preemptible lists, node states) is rebuilt.  Running jobs
         are adopted in start order, so the preemptible lists come out as before, and the
         revived scheduler runs its first fair-share update before any heartbeat."""
+        fast_path = self.scheduler.fast_path
         self.scheduler = Scheduler(self.trees)
+        self.scheduler.fast_path = fast_path
         self.scheduler_connected_at = self.now
         adopted = self.scheduler.adopt_running_jobs()
         self.scheduler.update(self.now)
