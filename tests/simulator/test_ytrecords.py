@@ -240,3 +240,25 @@ def test_pages_of_one_operation_may_sit_in_its_directory(tmp_path: Path) -> None
     result = CliRunner().invoke(main, [*args, "--jobs", str(tmp_path / "jobs"), "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert json.loads(out.read_text())["tasks"]["map"]["job_durations"] == [60_000, 120_000]
+
+
+def test_incomplete_jobs_and_unreplayable_operations_are_skipped_and_reported() -> None:
+    vanilla = op(
+        "v",
+        0,
+        type="vanilla",
+        spec={"tasks": {"t": {"cpu_limit": -1}}},
+    )
+    records, report = run_convert(
+        [op("a", 0), vanilla],
+        {
+            "a": [job(0, 1), job(0, None), {"id": "j", "state": "completed", "type": "map"}],
+            "v": [job(0, 1, type="vanilla", task_name="t")],
+        },
+    )
+    assert [r["id"] for r in records] == ["a"]
+    assert records[0]["tasks"]["map"]["job_durations"] == [60_000]
+    assert report.jobs_without_times == 2
+    assert report.jobs_written == 1
+    (reason,) = report.skipped
+    assert reason.startswith("not replayable: operation v: tasks.t.resources.cpu")

@@ -138,6 +138,8 @@ def convert(
         f" ({report.jobs_written} jobs) written to {out}; {skipped} skipped;"
         f" origin {report.origin}"
     )
+    if report.jobs_without_times:
+        click.echo(f"  {report.jobs_without_times} jobs without start or finish time not replayed")
     for reason, ids in report.skipped.items():
         click.echo(f"  skipped ({reason}): {', '.join(ids[:10])}{' ...' if len(ids) > 10 else ''}")
     for operation_id, keys in report.dropped_options.items():

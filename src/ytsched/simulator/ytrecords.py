@@ -44,6 +44,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ytsched.config.operation import DEFAULT_JOB_MEMORY, OperationSpec
+from ytsched.simulator.scenario import ScenarioError
 from ytsched.simulator.trace import to_scenario_operation, trace_error
 from ytsched.yson import WithAttributes
 
@@ -87,6 +88,8 @@ class ConversionReport:
     operations_written: int = 0
     jobs_written: int = 0
     jobs_by_state: Counter[str] = field(default_factory=Counter)
+    jobs_without_times: int = 0
+    """Completed or running jobs without a start (or finish) time: not replayed."""
     skipped: dict[str, list[str]] = field(default_factory=dict)
     """Reason -> operation ids not written."""
     dropped_options: dict[str, list[str]] = field(default_factory=dict)
@@ -105,6 +108,7 @@ class ConversionReport:
             "operations_written": self.operations_written,
             "jobs_written": self.jobs_written,
             "jobs_by_state": dict(sorted(self.jobs_by_state.items())),
+            "jobs_without_times": self.jobs_without_times,
             "skipped": {reason: ids for reason, ids in sorted(self.skipped.items())},
             "dropped_options": self.dropped_options,
             "origin": self.origin,
@@ -253,9 +257,17 @@ def convert(
             include_running=include_running,
             finish_after_interruption=finish_after_interruption,
         )
-        if record is not None:
+        if record is None:
+            continue
+        try:
             to_scenario_operation(record, f"operation {operation_id}")
-            records.append((starts[operation_id], operation_id, record))
+        except ScenarioError as error:
+            # One operation ytsched cannot replay (an option it refuses in a task, say)
+            # must not cost the operator the rest of the week: skip it, say why.
+            report.skip(f"not replayable: {error.message}", operation_id)
+            report.jobs_written -= sum(len(t["job_durations"]) for t in record["tasks"].values())
+            continue
+        records.append((starts[operation_id], operation_id, record))
     records.sort(key=lambda item: (item[0], item[1]))
     if records:
         origin = records[0][0]
@@ -311,7 +323,8 @@ def _record(
         if state not in REPLAYED_STATES and not (include_running and state in RUNNING_STATES):
             continue
         start = job.get("start_time")
-        if start is None:
+        if start is None or (state in REPLAYED_STATES and job.get("finish_time") is None):
+            report.jobs_without_times += 1
             continue
         started = parse_time(start, f"{where}.start_time")
         if state in REPLAYED_STATES:
