@@ -262,3 +262,20 @@ def test_incomplete_jobs_and_unreplayable_operations_are_skipped_and_reported() 
     assert report.jobs_written == 1
     (reason,) = report.skipped
     assert reason.startswith("not replayable: operation v: tasks.t.resources.cpu")
+
+
+def test_simulate_replays_a_trace_and_refuses_a_bad_one(tmp_path: Path) -> None:
+    args = ["simulate", str(TRACES / "cluster.yson"), "--trace", str(TRACES / "last-6h.csv")]
+    out = tmp_path / "run"
+    result = CliRunner().invoke(main, [*args, "--out", str(out), "--until", "30m", "--no-plots"])
+    assert result.exit_code == 0, result.output
+    rows = (out / "operations.csv").read_text().splitlines()
+    assert len(rows) == 1 + 14
+    assert any(",robot-chyt,physical,chyt,running," in row for row in rows)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "x", "submit_time": 0, "tasks": {"t": {"job_durations": [-5]}}}\n')
+    args = ["simulate", str(TRACES / "cluster.yson"), "--trace", str(bad), "--out", str(out)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2
+    assert "bad.jsonl:1: tasks.t.job_durations.0" in result.output
+    assert "[InvalidTrace]" in result.output
