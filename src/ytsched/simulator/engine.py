@@ -480,9 +480,8 @@ class Simulation:
             work_end_time=now + duration,
         )
         node.start(job)
-        if self.waiting_timeouts and self._wait_for_resources(node, job, live.tree):
-            pass
-        elif not math.isinf(job.end_time):
+        waits = self.waiting_timeouts and self._wait_for_resources(node, job, live.tree)
+        if not waits and not math.isinf(job.end_time):
             self.queue.push(job.end_time, events.JOB_END, (job, job.token))
         record = self.records[start.operation_id]
         record.started_job_count += 1
