@@ -154,6 +154,7 @@ class Simulation:
         )
         """Period of the controller's available-exec-nodes check (None: off)."""
         self.scheduler_connected_at = 0.0
+        self._spec_waiting_timeouts: bool | None = None
         self.waiting_timeouts = self._waiting_timeouts_configured()
         """Some tree or operation sets a node-side waiting timeout (else jobs never wait)."""
 
@@ -503,13 +504,16 @@ class Simulation:
     # --- waiting for resources on the node --------------------------------------------------
 
     def _waiting_timeouts_configured(self) -> bool:
-        if any(
+        """Could any job wait on its node?  Re-read after every action (a tree's config may
+        have changed); the operations' specs do not change, so they are read once."""
+        if self._spec_waiting_timeouts is None:
+            self._spec_waiting_timeouts = any(
+                plan.engine_spec.waiting_job_timeout is not None
+                for plan in self.scenario.operations
+            )
+        return self._spec_waiting_timeouts or any(
             tree.config.waiting_for_resources_on_node_timeout is not None
             for tree in self.trees.trees.values()
-        ):
-            return True
-        return any(
-            plan.engine_spec.waiting_job_timeout is not None for plan in self.scenario.operations
         )
 
     def _waiting_timeout(self, operation_id: str, tree: str | None) -> float | None:
