@@ -206,6 +206,8 @@ def _run_local(
         click.echo(f"  data, logs:   {data_dir}")
         click.echo(f"  try:          export YTSCHED_PROXY={url} YTSCHED_TOKEN={token}")
         click.echo("                ytsched get //sys/pool_trees; ytsched ops list")
+        click.echo(f"  YTsaurus yt:  export YT_PROXY={url} YT_TOKEN={token}")
+        click.echo("                yt get //sys/pool_trees  (docs/yt-compatibility.md)")
         if not (demo and exit_after_demo):
             click.echo("Press Ctrl-C to stop.", err=True)
         if demo and not stopping:

@@ -167,6 +167,13 @@ class BoundedRequests:
         if scope["type"] != "http" or scope["method"] in ("GET", "HEAD", "OPTIONS"):
             await self.app(scope, receive, send)
             return
+        from ytsched.server.ytapi.protocol import is_yt_request
+
+        if is_yt_request(scope):
+            # The YTsaurus protocol (YSON bodies, parameters in headers) bounds its bodies
+            # itself and answers refusals in its own shape (ytsched.server.ytapi).
+            await self.app(scope, receive, send)
+            return
         try:
             body = await self._read(scope, receive)
             if body and _is_json(scope):
