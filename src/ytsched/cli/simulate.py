@@ -7,6 +7,7 @@ scenario) is one line on stderr and exit status 2, as for every ytsched command.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,14 +24,25 @@ def _read(path: Path) -> Any:
     return read_document(path)
 
 
-def _load(path: Path) -> Any:
+def _load(path: Path, trace: Path | None = None) -> Any:
+    """The scenario, with the operations of a recorded ``trace`` added when given."""
     from ytsched.simulator import ScenarioError, load_scenario
+    from ytsched.simulator.trace import read_trace
 
     document = _read(path)
+    recorded = read_trace(trace) if trace is not None else ()
     try:
-        return load_scenario(document)
+        return load_scenario(document, recorded)
     except ScenarioError as error:
         raise ScenarioError(error.code, f"{path}: {error.message}", **error.attributes) from None
+
+
+TRACE_OPTION = click.option(
+    "--trace",
+    "trace",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Replay a recorded workload (JSONL or CSV trace) besides the scenario's operations.",
+)
 
 
 def _fail(error: YtschedError) -> None:
@@ -76,11 +88,13 @@ def _seconds(value: str | None, option: str) -> float | None:
         number = float(value)
     except ValueError:
         try:
-            return parse_duration(value) / 1000.0
+            number = parse_duration(value) / 1000.0
         except ValueError as error:
-            raise click.BadParameter(str(error), param_hint=option) from None
+            raise YtschedError("InvalidArgument", f"{option}: {error}") from None
+    if not math.isfinite(number):
+        raise YtschedError("InvalidArgument", f"{option}: {value!r} is not a finite time")
     if number < 0:
-        raise click.BadParameter("must not be negative", param_hint=option)
+        raise YtschedError("InvalidArgument", f"{option}: must not be negative")
     return number
 
 
@@ -101,6 +115,7 @@ TIME_HELP = "seconds, or a duration with a unit ('90m', '1d')"
 )
 @click.option("--seed", type=int, help="Override the scenario's seed.")
 @click.option("--orchid-period", help=f"Orchid snapshot period ({TIME_HELP}); 0 disables.")
+@TRACE_OPTION
 @click.option("--no-plots", is_flag=True, help="Skip the PNG plots.")
 @click.option("--no-events", is_flag=True, help="Skip the event log.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary line.")
@@ -110,6 +125,7 @@ def simulate(
     until: str | None,
     seed: int | None,
     orchid_period: str | None,
+    trace: Path | None,
     no_plots: bool,
     no_events: bool,
     quiet: bool,
@@ -119,12 +135,19 @@ def simulate(
     Writes events.jsonl, orchid.jsonl, operations.csv, summary.json and plots/ to --out.
     """
     from ytsched.simulator import simulate as run
+    from ytsched.simulator.limits import check_run
     from ytsched.simulator.outputs import DirectoryRecorder, write_results
 
     try:
-        loaded = _load(scenario)
+        loaded = _load(scenario, trace)
         end = _seconds(until, "--until")
         period = _seconds(orchid_period, "--orchid-period")
+        # Refused before --out is created: a refusal changes nothing.
+        check_run(
+            loaded.duration if end is None else end,
+            loaded.document.orchid_period / 1000.0 if period is None else period,
+            "--until" if end is not None else "duration",
+        )
         with (
             DirectoryRecorder(out, events=not no_events, orchid=period != 0) as recorder,
             _progress(not quiet, f"simulating {scenario.name}") as progress,
@@ -140,6 +163,9 @@ def simulate(
         write_results(result, out, plots=not no_plots)
     except YtschedError as error:
         _fail(error)
+        return
+    except OSError as error:
+        _fail(YtschedError("InvalidOutput", f"{out}: cannot write: {error.strerror or error}"))
         return
     if not quiet:
         counters = result.counters
@@ -175,6 +201,7 @@ def simulate(
 )
 @click.option("--until", help=f"Stop at this simulated time; {TIME_HELP}.")
 @click.option("--seed", type=int, help="Override the scenario's seed.")
+@TRACE_OPTION
 @click.option("--no-plots", is_flag=True, help="Skip the PNG plots.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def what_if(
@@ -184,6 +211,7 @@ def what_if(
     out: Path,
     until: str | None,
     seed: int | None,
+    trace: Path | None,
     no_plots: bool,
     quiet: bool,
 ) -> None:
@@ -192,14 +220,16 @@ def what_if(
     Writes a/ and b/ (each run's operations.csv and summary.json), report.md, report.json and
     side-by-side plots/ to --out.
     """
+    from ytsched.simulator.limits import check_run
     from ytsched.simulator.outputs import write_what_if
     from ytsched.simulator.whatif import render_markdown, run_what_if
 
     try:
-        loaded = _load(scenario)
+        loaded = _load(scenario, trace)
         document_a = _read(pools_a)
         document_b = _read(pools_b)
         end = _seconds(until, "--until")
+        check_run(loaded.duration if end is None else end, 0.0, "--until")
         labels = (pools_a.stem, pools_b.stem)
         if labels[0] == labels[1]:
             labels = ("A", "B")
@@ -217,6 +247,9 @@ def what_if(
         write_what_if(study, out, plots=not no_plots)
     except YtschedError as error:
         _fail(error)
+        return
+    except OSError as error:
+        _fail(YtschedError("InvalidOutput", f"{out}: cannot write: {error.strerror or error}"))
         return
     if not quiet:
         click.echo(render_markdown(study.report), nl=False)

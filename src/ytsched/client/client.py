@@ -45,6 +45,12 @@ def find_token(token: str | None = None) -> str:
     value = token or os.environ.get("YTSCHED_TOKEN")
     if not value:
         raise ResponseError("NoToken", "no token: pass --token or set YTSCHED_TOKEN")
+    value = value.strip()
+    if not value or any(not c.isprintable() or c.isspace() for c in value):
+        # An HTTP header cannot carry it (a newline would even split the request).
+        raise ResponseError(
+            "InvalidToken", "the token contains whitespace or control characters (a newline?)"
+        )
     return value
 
 
@@ -151,6 +157,22 @@ class Client:
             "check_permission", user=user, permission=permission, path=path
         )
         return result
+
+    def transfer_pool_resources(
+        self,
+        source_pool: str,
+        destination_pool: str,
+        pool_tree: str,
+        resource_delta: Mapping[str, Any],
+    ) -> None:
+        """Move guarantees and operation-count limits between two pools of a tree."""
+        self._call(
+            "transfer_pool_resources",
+            source_pool=source_pool,
+            destination_pool=destination_pool,
+            pool_tree=pool_tree,
+            resource_delta=dict(resource_delta),
+        )
 
     def issue_token(self, user: str) -> str:
         return str(self._call("issue_token", user=user)["token"])

@@ -26,14 +26,15 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ytsched import __version__
 from ytsched.errors import YtschedError
-from ytsched.server import cypress, explain, heartbeats, operations, pool_objects
+from ytsched.server import cypress, explain, heartbeats, operations, pool_transfer
 from ytsched.server.cluster import Cluster
-from ytsched.server.errors import ApiError, http_status
+from ytsched.server.errors import http_status
 from ytsched.server.fastpath import (
     HeartbeatFastPath,
     malformed_request_body,
     validation_problems,
 )
+from ytsched.server.limits import BoundedRequests
 from ytsched.server.models import (
     AbortJobRequest,
     AbortOperationRequest,
@@ -53,13 +54,35 @@ from ytsched.server.models import (
     SetRequest,
     StartOperationRequest,
     SuspendOperationRequest,
+    TransferPoolResourcesRequest,
     UpdateParametersRequest,
 )
+from ytsched.server.openapi import install as install_openapi
 from ytsched.server.ui import mount as mount_ui
-from ytsched.server.ypath import parse
+from ytsched.server.ytapi import YtApiProtocol
 
 log = logging.getLogger("ytsched.server")
 bearer = HTTPBearer(auto_error=False, description="A token issued by the service")
+
+
+READ_ONLY_COMMANDS = frozenset(
+    {
+        "get", "list", "exists", "check_permission", "get_operation", "list_operations",
+        "explain_operation", "list_jobs", "get_job", "get_job_stderr", "get_job_stdout",
+    }
+)  # fmt: skip
+"""Commands that change nothing: everything else may, and makes the orchid's version new."""
+
+
+def changes_model(scope: Scope) -> bool:
+    """Whether a request may change the model (so orchid reads must not serve older values).
+
+    Decided from the request, not from whether the store has uncommitted writes: heartbeats
+    write all the time, and their writes must not throw the orchid cache away.
+    """
+    if scope["method"] in ("GET", "HEAD", "OPTIONS"):
+        return False
+    return str(scope["path"]).rsplit("/", 1)[-1] not in READ_ONLY_COMMANDS
 
 
 class CommitBeforeAnswer:
@@ -74,8 +97,12 @@ class CommitBeforeAnswer:
             await self.app(scope, receive, send)
             return
 
+        changes = changes_model(scope)
+
         async def send_after_commit(message: Message) -> None:
             if message["type"] == "http.response.start":
+                if changes:
+                    self.cluster.orchid_changed()
                 await self.cluster.flush()
             await send(message)
 
@@ -130,7 +157,10 @@ def create_app(cluster: Cluster, *, background: bool = True) -> FastAPI:
     )
     app.state.cluster = cluster
     cluster.store.deferred = True
+    # Innermost: the YTsaurus HTTP proxy protocol beside our own API (docs/yt-compatibility.md).
+    app.add_middleware(YtApiProtocol, cluster=cluster)
     app.add_middleware(CommitBeforeAnswer, cluster=cluster)
+    app.add_middleware(BoundedRequests, limits=cluster.config.limits)
     # Added last, so it runs first: heartbeats skip the framework (see fastpath's docstring).
     app.add_middleware(HeartbeatFastPath, cluster=cluster)
 
@@ -140,7 +170,7 @@ def create_app(cluster: Cluster, *, background: bool = True) -> FastAPI:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, error: StarletteHTTPException) -> JSONResponse:
-        codes = {404: "NoSuchCommand", 405: "MethodNotAllowed"}
+        codes = {400: "InvalidArgument", 404: "NoSuchCommand", 405: "MethodNotAllowed"}
         body = {
             "code": codes.get(error.status_code, "HttpError"),
             "message": str(error.detail),
@@ -192,19 +222,22 @@ def create_app(cluster: Cluster, *, background: bool = True) -> FastAPI:
 
     @app.post("/api/v4/check_permission", tags=["cypress"])
     async def check_permission(body: CheckPermissionRequest, user: User) -> dict[str, Any]:
-        path = parse(body.path)
-        names = cypress._pool_tree_names(cluster, path)
-        if names is None:
-            raise ApiError("NotSupported", "permissions are checked on //sys/pool_trees paths")
-        target = pool_objects.resolve(cluster, path, names)
-        if target.tree is None:
-            chain = [pool_objects._root_acl(cluster)]
-        else:
-            chain = cluster.acl_chain(target.tree, target.pool)
-        if body.user not in cluster.auth.users:
-            raise ApiError("NoSuchUser", f"user {body.user!r} does not exist")
-        allowed = cluster.auth.allowed(body.user, body.permission, chain)
-        return {"action": "allow" if allowed else "deny"}
+        action = cypress.check_permission(cluster, body.user, body.permission, body.path)
+        return {"action": action}
+
+    @app.post("/api/v4/transfer_pool_resources", tags=["cypress"])
+    async def transfer_pool_resources(
+        body: TransferPoolResourcesRequest, user: User
+    ) -> dict[str, Any]:
+        pool_transfer.transfer(
+            cluster,
+            user,
+            body.pool_tree,
+            body.source_pool,
+            body.destination_pool,
+            body.resource_delta,
+        )
+        return {}
 
     @app.post("/api/v4/issue_token", tags=["security"])
     async def issue_token(body: IssueTokenRequest, user: User) -> dict[str, Any]:
@@ -283,4 +316,5 @@ def create_app(cluster: Cluster, *, background: bool = True) -> FastAPI:
         return JSONResponse(heartbeats.process(cluster, body))
 
     mount_ui(app)  # the Web UI under /ui (docs/ui.md)
+    install_openapi(app)  # the error answers in /openapi.json
     return app
