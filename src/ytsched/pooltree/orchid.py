@@ -83,6 +83,11 @@ def pool_attributes(tree: PoolTree, pool: Pool) -> dict[str, Any]:
     attributes.setdefault("integral_guarantee_type", own.integral_guarantees.guarantee_type)
     if own.mode == "fifo":
         attributes["fifo_sort_parameters"] = list(own.fifo_sort_parameters)
+        attributes["effective_fifo_pool_scheduling_order"] = (
+            own.fifo_pool_scheduling_order
+            if own.fifo_pool_scheduling_order is not None
+            else config.fifo_pool_scheduling_order
+        )
     if pool.is_ephemeral and pool.ephemeral_user is not None:
         attributes["user"] = pool.ephemeral_user
     return attributes
@@ -129,22 +134,53 @@ def operation_attributes(tree: PoolTree, entry: TreeOperation) -> dict[str, Any]
     return attributes
 
 
+def postprocessed_config(tree: PoolTree) -> dict[str, Any]:
+    """The tree config as YTsaurus shows it in the orchid: after its postprocessor.
+
+    ``non_preemptible_resource_usage_threshold`` carries the legacy
+    ``max_unpreemptible_running_allocation_count`` in ``user_slots`` when it does not name
+    ``user_slots`` itself, and lists only the resources it sets (``{}`` when empty), as
+    ``test_config_postprocessor`` in
+    ``yt/yt/tests/integration/scheduler/test_scheduler_preemption.py`` reads it.
+    """
+    config = tree.config
+    dumped = config.model_dump(mode="json")
+    dumped["non_preemptible_resource_usage_threshold"] = (
+        config.effective_non_preemptible_resource_usage_threshold.as_map()
+    )
+    return dumped
+
+
 def tree_orchid(tree: PoolTree) -> dict[str, Any]:
-    """``pool_trees/<tree>``: pools, operations, indexes by pool, config and alerts."""
-    pools = {pool.name: pool_attributes(tree, pool) for pool in tree.root.descendants()}
+    """``pool_trees/<tree>``: pools, operations, indexes by pool, config and alerts.
+
+    ``operations_by_pool/<pool>`` and ``child_pools_by_pool/<pool>`` are maps keyed by name
+    whose entries are the very attribute maps of ``operations/<op>`` and ``pools/<pool>``
+    (shared, not copied), as YTsaurus returns them (``test_child_pools_by_pool`` and
+    ``test_operations`` in ``yt/yt/tests/integration/scheduler/test_scheduler_orchid.py``);
+    every pool has an entry, empty when it has no operations or no child pools.
+    """
+    descendants = list(tree.root.descendants())
+    pools = {pool.name: pool_attributes(tree, pool) for pool in descendants}
     operations = {entry.id: operation_attributes(tree, entry) for entry in tree.operations.values()}
     return {
         "pools": pools,
         "pool_count": len(pools) - 1,
         "operations": operations,
         "operations_by_pool": {
-            pool.name: list(pool.operations) for pool in tree.root.descendants()
+            pool.name: {
+                op_id: operations[op_id] for op_id in pool.operations if op_id in operations
+            }
+            for pool in descendants
         },
-        "child_pools_by_pool": {pool.name: list(pool.children) for pool in tree.root.descendants()},
+        "child_pools_by_pool": {
+            pool.name: {child: pools[child] for child in pool.children if child in pools}
+            for pool in descendants
+        },
         "user_to_ephemeral_pools": {
             user: list(names) for user, names in sorted(tree.user_ephemeral_pools.items())
         },
-        "config": tree.config.model_dump(mode="json"),
+        "config": postprocessed_config(tree),
         "last_update_time": tree.last_update_time,
         "alerts": tree.alerts(),
     }
