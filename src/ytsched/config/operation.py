@@ -122,10 +122,12 @@ class OperationSpec(ConfigModel):
     )
     max_unpreemptible_job_count: int | None = option(
         None,
-        "Legacy; only 0 is accepted (= user_slots 0 in the threshold).",
+        "At most this many of the operation's jobs are non-preemptible by count: the"
+        " user_slots of its non_preemptible_resource_usage_threshold is at most this (the min"
+        " with the inherited threshold).",
         "max_unpreemptible_allocation_count",
+        "max_unpreemptable_job_count",
         ge=0,
-        le=0,
     )
     preemption_mode: Literal["normal", "graceful"] = option(
         "normal",
@@ -149,6 +151,10 @@ class OperationSpec(ConfigModel):
     is_gang: bool = option(False, "All jobs of the operation run together or not at all.")
     erase_trees_with_pool_limit_violations: bool = option(
         False, "Drop trees whose pool limits refuse the operation instead of failing the start."
+    )
+    apply_specified_resource_limits_to_demand: bool = option(
+        False,
+        "Cap the operation's demand by its own resource_limits (per tree), never below its usage.",
     )
     max_failed_job_count: int = option(
         10, "The operation fails when more jobs than this have failed.", ge=0

@@ -178,19 +178,36 @@ class Operation:
             self._refresh(now, reason)
 
     def _refresh(self, now: float, reason: str) -> None:
-        if all(state == "running" for state in self.tree_states.values()):
+        if self.runs_in_some_tree:
             self._transition(OperationState.RUNNING, now, reason)
         else:
             self._transition(OperationState.PENDING, now, reason)
 
+    @property
+    def runs_in_some_tree(self) -> bool:
+        """Whether some tree admitted it to run.
+
+        YTsaurus keeps the pending state per tree (``pool_tree.cpp``: an operation waits for a
+        running-operation limit only in the tree whose pool reached it): the operation runs in
+        the trees that admitted it and is held back only in the limited ones.  It is pending
+        as a whole only when it runs in no tree.
+        """
+        return any(state == "running" for state in self.tree_states.values())
+
+    def runs_in(self, tree: str) -> bool:
+        """Whether it runs, and runs in ``tree`` (not pending at a limit there)."""
+        return self.state is OperationState.RUNNING and self.tree_states.get(tree) == "running"
+
     def finish_starting(self, now: float) -> None:
-        """Leave ``starting``: running in every tree, or pending with the trees' reasons."""
+        """Leave ``starting``: running where some tree admitted it, else pending with the
+        trees' reasons."""
         waiting = [t for t, s in self.tree_states.items() if s != "running"]
-        if not waiting:
-            trees = ", ".join(repr(t) for t in self.tree_states)
-            self._transition(OperationState.RUNNING, now, f"started in tree(s) {trees}")
+        reasons = "; ".join(f"tree {t!r}: {self.tree_reasons[t]}" for t in waiting)
+        if self.runs_in_some_tree:
+            trees = ", ".join(repr(t) for t, s in self.tree_states.items() if s == "running")
+            suffix = f" (pending in {reasons})" if waiting else ""
+            self._transition(OperationState.RUNNING, now, f"started in tree(s) {trees}{suffix}")
         else:
-            reasons = "; ".join(f"tree {t!r}: {self.tree_reasons[t]}" for t in waiting)
             self._transition(OperationState.PENDING, now, reasons)
 
     def finish(self, state: OperationState, now: float, reason: str) -> None:
@@ -364,9 +381,12 @@ class Operation:
         return needed
 
     def resource_demand(self, tree: str | None = None) -> Vector:
-        """Usage plus needed resources; only usage unless the operation runs."""
+        """Usage plus needed resources; only usage unless the operation runs (in ``tree``,
+        when given)."""
         usage = self.resource_usage(tree)
         if self.state is not OperationState.RUNNING:
+            return usage
+        if tree is not None and self.tree_states.get(tree, "running") != "running":
             return usage
         return vadd(usage, self.needed_resources())
 

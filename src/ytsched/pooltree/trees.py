@@ -154,12 +154,22 @@ class PoolTrees:
         tree.set_config(config, now=now)
         self._reassign_nodes()
 
-    def set_user_default_parent_pool(self, user: str, pool: str | None) -> None:
-        """The scheduler's user -> default parent pool map (``user_to_default_pool``)."""
+    def set_user_default_parent_pool(
+        self, user: str, pool: str | None, *, now: float | None = None
+    ) -> None:
+        """The scheduler's user -> default parent pool map (``user_to_default_pool``).
+
+        The user's existing ephemeral pools move under the new default parent in every tree
+        that uses the map (``use_user_default_parent_pool_map``), as in YTsaurus.
+        """
+        moment = self._now(now)
         if pool is None:
             self.user_to_default_pool.pop(user, None)
         else:
             self.user_to_default_pool[user] = pool
+        for tree in self.trees.values():
+            if tree.config.use_user_default_parent_pool_map:
+                tree.move_user_ephemeral_pools(user, now=moment)
 
     # --- nodes ---------------------------------------------------------------------------
 
