@@ -31,6 +31,7 @@ from pydantic import (
     ValidationError,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from ytsched.errors import YtschedError
 
@@ -61,39 +62,53 @@ class ConfigModel(BaseModel):
         frozen=True,
     )
 
-    @classmethod
-    def _kinds(cls) -> dict[str, type]:
-        """Input key (name or alias) -> ``int`` / ``float`` / ``bool`` for scalar options."""
-        kinds = cls.__dict__.get("_scalar_kinds_cache")
-        if kinds is None:
-            kinds = {}
-            for name, info in cls.model_fields.items():
-                kind = _scalar_kind(info.annotation)
-                if kind is None or any(isinstance(meta, BeforeValidator) for meta in info.metadata):
-                    continue
-                kinds[name] = kind
-                alias = info.validation_alias
-                if isinstance(alias, AliasChoices):
-                    for choice in alias.choices:
-                        if isinstance(choice, str):
-                            kinds[choice] = kind
-            type.__setattr__(cls, "_scalar_kinds_cache", kinds)
-        return kinds
-
     @model_validator(mode="before")
     @classmethod
     def _strict_scalars(cls, data: Any) -> Any:
         if not isinstance(data, Mapping):
             return data
-        kinds = cls._kinds()
+        kinds = _input_kinds(cls)
         for key, value in data.items():
             kind = kinds.get(key) if isinstance(key, str) else None
             if kind is None or value is None:
                 continue
             problem = _scalar_problem(kind, value)
             if problem is not None:
-                raise ValueError(f"{key}: {problem}")
+                # ``error_from_validation`` puts ``field`` into the error's path.
+                raise PydanticCustomError(
+                    STRICT_SCALAR_ERROR, "{field}: {problem}", {"field": key, "problem": problem}
+                )
         return data
+
+
+STRICT_SCALAR_ERROR = "strict_scalar"
+"""Error type of a scalar of the wrong YSON type (see :meth:`ConfigModel._strict_scalars`)."""
+
+_KINDS: dict[type, dict[str, type]] = {}
+
+
+def _input_kinds(model: type[BaseModel]) -> dict[str, type]:
+    """Input key (name or alias) -> ``int`` / ``float`` / ``bool`` for the scalar options of
+    ``model``; types with their own parser (durations) are left to it."""
+    kinds = _KINDS.get(model)
+    if kinds is None:
+        kinds = {}
+        for name, info in model.model_fields.items():
+            if any(isinstance(meta, BeforeValidator) for meta in info.metadata):
+                continue
+            kind = _scalar_kind(info.annotation)
+            if kind is None:
+                continue
+            kinds[name] = kind
+            alias = info.validation_alias
+            if isinstance(alias, AliasChoices):
+                for choice in alias.choices:
+                    if isinstance(choice, str):
+                        kinds[choice] = kind
+            elif isinstance(alias, str):
+                kinds[alias] = kind
+        _KINDS[model] = kinds
+    return kinds
 
 
 def _scalar_kind(annotation: Any) -> type | None:
@@ -174,12 +189,23 @@ def _location(loc: tuple[int | str, ...]) -> str:
     return ".".join(str(part) for part in loc)
 
 
+def error_location(item: Mapping[str, Any]) -> tuple[tuple[int | str, ...], str]:
+    """The location and message of one pydantic error item; a strict-scalar error names its
+    field in the location (it is raised for the whole model)."""
+    loc = tuple(item.get("loc", ()))
+    message = str(item.get("msg", "invalid value"))
+    context = item.get("ctx") or {}
+    if item.get("type") == STRICT_SCALAR_ERROR and "field" in context:
+        return (*loc, str(context["field"])), str(context.get("problem", message))
+    return loc, message
+
+
 def error_from_validation(error: ValidationError, what: str) -> ConfigError:
     """Turn a pydantic error into an ``InvalidConfig`` error naming ``what`` and the field."""
     problems = []
     for item in error.errors(include_url=False):
-        path = _location(tuple(item.get("loc", ())))
-        message = str(item.get("msg", "invalid value"))
+        loc, message = error_location(item)
+        path = _location(loc)
         message = message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
         problems.append((path, message))
     path, message = problems[0]

@@ -55,8 +55,9 @@ class TaskSpec(ConfigModel):
     network_limit: int = option(0, "Network units each job asks for.", ge=0)
     interruption_signal: str | None = option(
         None,
-        "Signal sent to a job on graceful preemption so it can finish (e.g. `SIGINT`); a job"
-        " without one is aborted when its preemption timeout ends.",
+        "Signal sent to a preempted job so it can finish within its preemption timeout (e.g."
+        " `SIGINT`); a job without one is aborted at once (reason `preemption`), or after the"
+        " graceful timeout on graceful preemption.",
     )
     restart_completed_jobs: bool = option(
         False, "Restart jobs that complete (long-running services)."

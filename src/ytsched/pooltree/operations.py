@@ -192,7 +192,8 @@ class Operation:
         the trees that admitted it and is held back only in the limited ones.  It is pending
         as a whole only when it runs in no tree.
         """
-        return any(state == "running" for state in self.tree_states.values())
+        states = self.tree_states.values()
+        return not states or any(state == "running" for state in states)
 
     def runs_in(self, tree: str) -> bool:
         """Whether it runs, and runs in ``tree`` (not pending at a limit there)."""

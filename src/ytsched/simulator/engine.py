@@ -520,6 +520,8 @@ class Simulation:
         if job is None:
             return
         node.end(job, report=False)
+        if message.preempted_for_operation is not None:
+            job.preempted_for = message.preempted_for_operation
         lost = message.reason is not InterruptionReason.OPERATION_FINISHED
         if job.interrupt_deadline is None and message.reason in PREEMPTION_REASONS and lost:
             self.records[job.operation_id].preempted_job_count += 1
