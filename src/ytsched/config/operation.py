@@ -73,6 +73,28 @@ class TaskSpec(ConfigModel):
         return value
 
 
+class TentativeTreeEligibilityConfig(ConfigModel):
+    """When a task may run in a tentative tree, and when the tree is banned for it."""
+
+    sample_job_count: int = option(
+        10,
+        "Jobs of a task that must complete in a tentative tree before more may start there.",
+        gt=0,
+    )
+    max_tentative_job_duration_ratio: float = option(
+        10.0,
+        "A tentative tree whose average job duration is at least this times the regular trees'"
+        " is banned for the task.",
+        gt=0,
+    )
+    min_job_duration: Duration = option(
+        30_000, "Tentative average durations below this are never compared (ms)."
+    )
+    ignore_missing_pool_trees: bool = option(
+        False, "Tentative trees that do not exist are ignored instead of refusing the start."
+    )
+
+
 class PoolTreeOperationOptions(ConfigModel):
     """Per-tree options of an operation (``scheduling_options_per_pool_tree/<tree>``)."""
 
@@ -150,6 +172,17 @@ class OperationSpec(ConfigModel):
         None, "The operation fails when it runs longer than this (ms).", gt=0
     )
     is_gang: bool = option(False, "All jobs of the operation run together or not at all.")
+    tentative_pool_trees: tuple[str, ...] | None = option(
+        None, "Trees the operation also runs in tentatively (sampled, banned when slow)."
+    )
+    use_default_tentative_pool_trees: bool = option(
+        False, "Add the scheduler's default_tentative_pool_trees to tentative_pool_trees."
+    )
+    tentative_tree_eligibility: TentativeTreeEligibilityConfig = option(
+        TentativeTreeEligibilityConfig(),
+        "Sample size and ban rule of tentative trees (sample_job_count,"
+        " max_tentative_job_duration_ratio, min_job_duration, ignore_missing_pool_trees).",
+    )
     erase_trees_with_pool_limit_violations: bool = option(
         False, "Drop trees whose pool limits refuse the operation instead of failing the start."
     )

@@ -108,6 +108,7 @@ def operation_attributes(tree: PoolTree, entry: TreeOperation) -> dict[str, Any]
             "title": operation.spec.title,
             "state": operation.state.value,
             "lightweight": entry.lightweight,
+            "tentative": tree.name in operation.tentative_trees,
             "pending_in_pool": entry.pending_pool.name if entry.pending_pool else None,
             "specified_resource_limits": (
                 entry.resource_limits.as_map() if entry.resource_limits is not None else None
