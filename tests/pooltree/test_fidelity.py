@@ -292,3 +292,29 @@ def test_apply_specified_resource_limits_to_demand() -> None:
         },
     )
     assert demand() == (2.0, 2.0)
+
+
+def test_resource_distribution_info() -> None:
+    """``test_resource_distribution_info`` (test_scheduler_orchid.py) reads this map."""
+    trees, tree = scheduler({"main_resource": "cpu"}, cpu=100)
+    assert tree.orchid()["resource_distribution_info"] is None  # before the first update
+    tree.create_pool("pool", config={"strong_guarantee_resources": {"cpu": 72}})
+    tree.create_pool(
+        "burst",
+        config={
+            "integral_guarantees": {
+                "guarantee_type": "burst",
+                "resource_flow": {"cpu": 10},
+                "burst_guarantee_resources": {"cpu": 20},
+            }
+        },
+    )
+    trees.update(1)
+    info = tree.orchid()["resource_distribution_info"]
+    assert info["distributed_strong_guarantee_resources"]["cpu"] == 72.0
+    assert info["distributed_resource_flow"]["cpu"] == 10.0
+    assert info["distributed_burst_guarantee_resources"]["cpu"] == 20.0
+    assert info["distributed_resources"]["cpu"] == 92.0
+    assert info["undistributed_resources"]["cpu"] == 8.0
+    assert info["undistributed_resource_flow"]["cpu"] == 10.0
+    assert info["undistributed_burst_guarantee_resources"]["cpu"] == 0.0

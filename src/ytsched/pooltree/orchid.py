@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from ytsched.pooltree import effective
 from ytsched.pooltree.pool import Pool, TreeOperation
-from ytsched.snapshot.orchid import element_attributes
+from ytsched.resources import ZERO, scale_amounts, vadd, vsub
+from ytsched.snapshot.orchid import element_attributes, vector_map
 
 if TYPE_CHECKING:
     from ytsched.pooltree.tree import PoolTree
@@ -152,6 +153,38 @@ def postprocessed_config(tree: PoolTree) -> dict[str, Any]:
     return dumped
 
 
+def resource_distribution_info(tree: PoolTree) -> dict[str, Any] | None:
+    """``pool_trees/<tree>/resource_distribution_info`` after an update (None before one).
+
+    As ``TPoolTreeRootElement::GetResourceDistributionInfo``
+    (``yt/yt/server/scheduler/strategy/pool_tree_element.cpp``): the specified strong
+    guarantees of the root's children; the total times the root's total resource flow and
+    burst ratios; the distributed resources (guarantees plus the total times the larger of the
+    two ratios) and what is left of the total.
+    """
+    result = tree.last_result
+    if result is None:
+        return None
+    total = result.total_resource_limits
+    flow = result.root.total_resource_flow_ratio
+    burst = result.root.total_burst_ratio
+    strong = ZERO
+    for child in tree.root.children.values():
+        strong = vadd(strong, child.effective.strong_guarantee_resources.to_vector(0.0))
+    distributed = vadd(strong, scale_amounts(total, max(burst, flow)))
+    return {
+        "distributed_strong_guarantee_resources": vector_map(strong),
+        "distributed_resource_flow": vector_map(scale_amounts(total, flow)),
+        "distributed_burst_guarantee_resources": vector_map(scale_amounts(total, burst)),
+        "distributed_resources": vector_map(distributed),
+        "undistributed_resources": vector_map(vsub(total, distributed)),
+        "undistributed_resource_flow": vector_map(scale_amounts(total, max(burst - flow, 0.0))),
+        "undistributed_burst_guarantee_resources": vector_map(
+            scale_amounts(total, max(flow - burst, 0.0))
+        ),
+    }
+
+
 def tree_orchid(tree: PoolTree) -> dict[str, Any]:
     """``pool_trees/<tree>``: pools, operations, indexes by pool, config and alerts.
 
@@ -182,6 +215,7 @@ def tree_orchid(tree: PoolTree) -> dict[str, Any]:
             user: list(names) for user, names in sorted(tree.user_ephemeral_pools.items())
         },
         "config": postprocessed_config(tree),
+        "resource_distribution_info": resource_distribution_info(tree),
         "last_update_time": tree.last_update_time,
         "alerts": tree.alerts(),
     }
