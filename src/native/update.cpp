@@ -66,6 +66,8 @@ struct Element {
     Vec guarantee_share() const { return vadd(sg, proposed); }
 };
 
+constexpr int kCpuIndex = 1;
+
 // ``round_amount`` (cpu on a 0.01 grid, the rest integers; round half to even like Python).
 double round_amount(int index, double value) {
     if (value >= kInfiniteAmount) return kInfiniteAmount;
@@ -207,8 +209,22 @@ public:
         }
     }
 
-    // Issue 17 hook: the inferred value of one resource of one child, as stored.
-    double finalize_inferred(int /*resource*/, double value) const { return value; }
+    // The inferred value of one resource of one child as YTsaurus stores it in a
+    // ``TJobResources`` field (``yt/yt/library/vector_hdrf/job_resources.{h,cpp}``): cpu is a
+    // fixed point number with two decimals (``value * 100`` rounded half away from zero), the
+    // other resources are integers (truncated toward zero). Mirrors ``assign_job_resource`` in
+    // ``fairshare/guarantees.py`` operation for operation; ``+ 0.0`` turns a -0.0 into the 0.0
+    // that Python's integer ``floor`` / ``trunc`` produce.
+    static double finalize_inferred(int resource, double value) {
+        if (!std::isfinite(value)) return value;
+        if (resource == kCpuIndex) {
+            const double scaled = value * 100.0;
+            double whole = std::floor(scaled);
+            if (scaled - whole >= 0.5) whole += 1.0;
+            return whole / 100.0 + 0.0;
+        }
+        return std::trunc(value) + 0.0;
+    }
 
     void infer_children(int index, int main) {
         Element& el = e_[index];
