@@ -71,6 +71,10 @@ NB_MODULE(_native, m) {
     nb::exception<ytsched::EngineError>(m, "NativeEngineError");
     m.def("run_update", &run, "in_f"_a, "in_i"_a, "opts_f"_a, "opts_i"_a, "out_f"_a, "out_i"_a,
           "Run one update on the flat tree; fills out_f/out_i and returns the error summary.");
+    m.def("parallel_sum_pairs", &ytsched::parallel_sum_pairs,
+          "Pool sums of at least this many (point x child) pairs use two threads.");
+    m.def("set_parallel_sum_pairs", &ytsched::set_parallel_sum_pairs, "pairs"_a,
+          "Set the two-thread threshold of pool sums (tests set 0 to force the threaded path).");
     m.attr("IN_F") = static_cast<int>(ytsched::kInF);
     m.attr("IN_I") = static_cast<int>(ytsched::kInI);
     m.attr("OUT_F") = static_cast<int>(ytsched::kOutF);

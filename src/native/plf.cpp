@@ -2,7 +2,10 @@
 #include "plf.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <exception>
+#include <thread>
 #include <utility>
 
 namespace ytsched {
@@ -183,6 +186,16 @@ VChain build_from_limits(const std::vector<double>& points, const std::vector<Ve
 
 }  // namespace
 
+namespace {
+std::atomic<std::size_t> g_parallel_sum_pairs{std::size_t{1} << 19};
+}  // namespace
+
+std::size_t parallel_sum_pairs() { return g_parallel_sum_pairs.load(std::memory_order_relaxed); }
+
+void set_parallel_sum_pairs(std::size_t pairs) {
+    g_parallel_sum_pairs.store(pairs, std::memory_order_relaxed);
+}
+
 // ``plf.sum_functions``: every function sampled at every critical point (left and right limits,
 // ``left_right_limit_at``), added in function order starting from zero.  Sampling and adding are
 // fused: each function is walked once with a cursor and added into the running totals.
@@ -211,40 +224,70 @@ VChain sum_chains(const std::vector<const VChain*>& chains) {
     // function order, but the block's totals stay in cache while the functions pass over them
     // (a wide pool's sum is children x points additions).
     constexpr std::size_t kBlock = 2048;
-    std::vector<std::size_t> cursors(chains.size());
-    for (std::size_t c = 0; c < chains.size(); ++c) cursors[c] = bisect_left(chains[c]->x, points[0]);
-    for (std::size_t begin = 0; begin < count; begin += kBlock) {
-        const std::size_t end = std::min(count, begin + kBlock);
-        for (std::size_t c = 0; c < chains.size(); ++c) {
-            const auto& xs = chains[c]->x;
-            const auto& ys = chains[c]->y;
-            const std::size_t n = xs.size();
-            std::size_t i = cursors[c];
-            for (std::size_t k = begin; k < end; ++k) {
-                const double p = points[k];
-                while (i < n && xs[i] < p) ++i;
-                if (i >= n) fail("sum: point beyond a function's domain");
-                const double x = xs[i];
-                Vec& lt = left_total[k];
-                Vec& rt = right_total[k];
-                if (x == p) {
-                    const Vec& left = ys[i];
-                    const Vec& right = (i + 1 < n && xs[i + 1] == p) ? ys[i + 1] : ys[i];
-                    for (int r = 0; r < 5; ++r) {
-                        lt[r] += left[r];
-                        rt[r] += right[r];
-                    }
-                } else {
-                    if (i == 0) fail("sum: point before a function's domain");
-                    const Vec v = interpolate_vector(xs[i - 1], ys[i - 1], x, ys[i], p);
-                    for (int r = 0; r < 5; ++r) {
-                        lt[r] += v[r];
-                        rt[r] += v[r];
+    // Points ``[from, to)``: each point's totals depend only on that point, so any split of the
+    // points gives the same doubles; a range starts its cursors where the sequential walk would
+    // be (``bisect_left`` at its first point).
+    auto sum_range = [&](std::size_t from, std::size_t to) {
+        std::vector<std::size_t> cursors(chains.size());
+        for (std::size_t c = 0; c < chains.size(); ++c)
+            cursors[c] = bisect_left(chains[c]->x, points[from]);
+        for (std::size_t begin = from; begin < to; begin += kBlock) {
+            const std::size_t end = std::min(to, begin + kBlock);
+            for (std::size_t c = 0; c < chains.size(); ++c) {
+                const auto& xs = chains[c]->x;
+                const auto& ys = chains[c]->y;
+                const std::size_t n = xs.size();
+                std::size_t i = cursors[c];
+                for (std::size_t k = begin; k < end; ++k) {
+                    const double p = points[k];
+                    while (i < n && xs[i] < p) ++i;
+                    if (i >= n) fail("sum: point beyond a function's domain");
+                    const double x = xs[i];
+                    Vec& lt = left_total[k];
+                    Vec& rt = right_total[k];
+                    if (x == p) {
+                        const Vec& left = ys[i];
+                        const Vec& right = (i + 1 < n && xs[i + 1] == p) ? ys[i + 1] : ys[i];
+                        for (int r = 0; r < 5; ++r) {
+                            lt[r] += left[r];
+                            rt[r] += right[r];
+                        }
+                    } else {
+                        if (i == 0) fail("sum: point before a function's domain");
+                        const Vec v = interpolate_vector(xs[i - 1], ys[i - 1], x, ys[i], p);
+                        for (int r = 0; r < 5; ++r) {
+                            lt[r] += v[r];
+                            rt[r] += v[r];
+                        }
                     }
                 }
+                cursors[c] = i;
             }
-            cursors[c] = i;
         }
+    };
+    // Wide sums (children x points beyond ~0.5M pairs, several ms) split their points in two
+    // halves, the upper one on a second thread; smaller sums are not worth a thread's start.
+    if (count >= 2 && count * chains.size() >= parallel_sum_pairs()) {
+        const std::size_t mid = count / 2;
+        std::exception_ptr upper_error;
+        std::thread upper([&] {
+            try {
+                sum_range(mid, count);
+            } catch (...) {
+                upper_error = std::current_exception();
+            }
+        });
+        std::exception_ptr lower_error;
+        try {
+            sum_range(0, mid);
+        } catch (...) {
+            lower_error = std::current_exception();
+        }
+        upper.join();
+        if (lower_error) std::rethrow_exception(lower_error);
+        if (upper_error) std::rethrow_exception(upper_error);
+    } else {
+        sum_range(0, count);
     }
     return build_from_limits(points, left_total, right_total);
 }

@@ -20,6 +20,7 @@ structure, the FIFO order and the errors).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from tests.fairshare.scenario_runner import load_scenario
 from tests.fairshare.strategies import snapshots
 from tests.fairshare.test_golden import GOLDEN_DIR, GPU_DUMP, golden_document
 from treegen import generate_tree  # type: ignore[import-not-found]
+from ytsched.fairshare.native import set_parallel_sum_pairs
 from ytsched.fairshare.update import run_update
 from ytsched.snapshot import parse_snapshot
 
@@ -116,3 +118,32 @@ def test_generated_trees(
         12, 60, depth=depth, seed=seed, integral_fraction=integral_fraction, options=options
     )
     assert_identical(document)
+
+
+@pytest.fixture
+def threaded_sums() -> Iterator[None]:
+    """Every pool sum of two or more points on two threads (the default needs ~0.5M pairs)."""
+    previous = set_parallel_sum_pairs(0)
+    try:
+        yield
+    finally:
+        set_parallel_sum_pairs(previous)
+
+
+@pytest.mark.parametrize("path", GOLDEN, ids=[path.stem for path in GOLDEN])
+def test_golden_inputs_threaded_sums(path: Path, threaded_sums: None) -> None:
+    source = json.loads(path.read_text(encoding="utf-8"))["source"]
+    if source["kind"] == "gpu_dump" and GPU_DUMP is None:
+        pytest.skip("production GPU dump not available")
+    assert_identical(golden_document(source))
+
+
+@pytest.mark.parametrize("path", SCENARIOS[::4], ids=[path.stem for path in SCENARIOS[::4]])
+def test_scenario_threaded_sums(path: Path, threaded_sums: None) -> None:
+    for document in _scenario_snapshots(path):
+        assert_identical(document)
+
+
+def test_parallel_sum_threshold_refuses_negative() -> None:
+    with pytest.raises(ValueError, match="threshold"):
+        set_parallel_sum_pairs(-1)

@@ -89,6 +89,22 @@ def native_available() -> bool:
     return True
 
 
+def set_parallel_sum_pairs(pairs: int) -> int:
+    """Set how many (sample point x child) pairs a pool sum needs to use two threads; returns the
+    previous threshold.
+
+    The split is exact (every point's total depends only on that point), so the threshold only
+    trades a thread's start against the sum's length; tests set 0 to run the threaded path on
+    small trees and compare it with the reference.
+    """
+    if pairs < 0:
+        raise ValueError(f"parallel sum threshold must be >= 0, got {pairs}")
+    module = _load()
+    previous = int(module.parallel_sum_pairs())
+    module.set_parallel_sum_pairs(pairs)
+    return previous
+
+
 def run_flat(flat: FlatTree) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], tuple[Any, ...]]:
     """Run the core on checked arrays: (float results, int results, error summary)."""
     module = _load()
