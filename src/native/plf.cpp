@@ -254,7 +254,15 @@ VChain sum_chains(const std::vector<const VChain*>& chains) {
                         }
                     } else {
                         if (i == 0) fail("sum: point before a function's domain");
-                        const Vec v = interpolate_vector(xs[i - 1], ys[i - 1], x, ys[i], p);
+                        const Vec& lv = ys[i - 1];
+                        const Vec& rv = ys[i];
+                        // A flat segment (every ``rv - lv`` exactly zero, so finite) interpolates
+                        // to ``lv + 0.0 * t`` = ``rv - 0.0 * u``: ``lv`` up to the sign of a zero,
+                        // which adding into totals that start at +0.0 cannot see. Skipping the
+                        // division there is exact; most points meet a child's flat tail.
+                        bool flat = true;
+                        for (int r = 0; r < 5; ++r) flat &= (rv[r] - lv[r]) == 0.0;
+                        const Vec v = flat ? lv : interpolate_vector(xs[i - 1], lv, x, rv, p);
                         for (int r = 0; r < 5; ++r) {
                             lt[r] += v[r];
                             rt[r] += v[r];
