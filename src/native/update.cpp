@@ -56,6 +56,7 @@ struct Element {
     VChain fsbff;  // released once FSBS is built (only its size and right bound are read later)
     double fsbff_right_bound = 0.0;
     int32_t fsbff_size = 0;
+    int32_t mffbs_size = 0;
     SChain mffbs;
     VChain fsbs;
     ImprovedParts parts;
@@ -651,6 +652,10 @@ public:
         el.fsbff_right_bound = el.fsbff.x.back();
         el.fsbff_size = static_cast<int32_t>(el.fsbff.x.size() - 1);
         el.fsbff = VChain();
+        // Only a pool with children reads its MFFBS again (the top-down fit factor): operations'
+        // and empty pools' are released at once (100k operations hold ~20 MB of them).
+        el.mffbs_size = static_cast<int32_t>(el.mffbs.x.size() - 1);
+        if (el.is_op || el.children.empty()) el.mffbs = SChain();
         next = std::chrono::steady_clock::now();
         errors_->step_seconds[kStepCompress] += std::chrono::duration<double>(next - start).count();
         el.has_functions = true;
@@ -1084,7 +1089,7 @@ void run_update(int64_t n, const double* in_f, const int32_t* in_i, const Option
         i[kOutEffectiveFifo] = el.effective_fifo;
         i[kOutFsbsSize] = el.has_functions ? static_cast<int32_t>(el.fsbs.x.size() - 1) : -1;
         i[kOutFsbffSize] = el.has_functions ? el.fsbff_size : -1;
-        i[kOutMffbsSize] = el.has_functions ? static_cast<int32_t>(el.mffbs.x.size() - 1) : -1;
+        i[kOutMffbsSize] = el.has_functions ? el.mffbs_size : -1;
     }
 }
 
