@@ -18,6 +18,7 @@ from ytsched.config.resources import ResourceAmounts
 from ytsched.config.tagfilter import TagFilter
 from ytsched.config.tree import TreeConfig
 from ytsched.fairshare.elements import Element
+from ytsched.fairshare.native import ShareKeys
 from ytsched.fairshare.update import UpdateResult
 from ytsched.pooltree import effective
 from ytsched.pooltree.operations import OperationState
@@ -152,6 +153,9 @@ def _pool_element(
 _PACK_FLOATS = struct.Struct("27d").pack
 """Exact bit patterns of the float inputs of an operation's template and settings."""
 
+_PACK_TAIL = struct.Struct("2d").pack
+"""The last two of :data:`_PACK_FLOATS`, when the shares come from :class:`ShareKeys`."""
+
 _SHARES_SIZE = 25 * 8
 """The first 25 packed floats are the template's shares, the last two the settings'."""
 
@@ -275,27 +279,40 @@ def _current_template(
     record: OperationRecord,
     filters: _FilterCache,
     incremental: bool,
+    keys: ShareKeys | None,
 ) -> OperationTemplate:
     """The operation's template for this update: the record's when every input is the same
-    (and ``incremental``), else a new one (kept in the record when ``incremental``)."""
-    floats = _PACK_FLOATS(
-        *computed.fair_share.total,
-        *computed.demand_share,
-        *computed.usage_share,
-        *total,
-        *computed.resource_demand,
-        parent.tolerance,
-        parent.timeout,
-    )
-    shares = floats[:_SHARES_SIZE]
-    key = _settings_key(tree, entry, parent, floats[_SHARES_SIZE:])
+    (and ``incremental``), else a new one (kept in the record when ``incremental``).
+
+    ``keys`` holds the same bit patterns for a native result, read from the core's rows in
+    one pass instead of through each element's lazy attributes (the byte strings compared
+    are identical either way)."""
+    if keys is not None:
+        row = ShareKeys.row(computed)
+        shares = keys.blob[row * _SHARES_SIZE : (row + 1) * _SHARES_SIZE]
+        fifo_index = keys.fifo_indexes[row]
+        tail = _PACK_TAIL(parent.tolerance, parent.timeout)
+    else:
+        floats = _PACK_FLOATS(
+            *computed.fair_share.total,
+            *computed.demand_share,
+            *computed.usage_share,
+            *total,
+            *computed.resource_demand,
+            parent.tolerance,
+            parent.timeout,
+        )
+        shares = floats[:_SHARES_SIZE]
+        fifo_index = computed.fifo_index
+        tail = floats[_SHARES_SIZE:]
+    key = _settings_key(tree, entry, parent, tail)
     if not incremental:
         return _template(_settings(key, tree, entry, parent, filters), shares, computed, total)
     template = record.template
     bounds = None
     if template is not None and template.settings.key == key:
         known = template.shares
-        if known == shares and template.fifo_index == computed.fifo_index:
+        if known == shares and template.fifo_index == fifo_index:
             return template
         settings = template.settings
         if known[_FAIR_AND_DEMAND] == shares[_FAIR_AND_DEMAND] and known[_TOTAL] == shares[_TOTAL]:
@@ -321,6 +338,7 @@ def _operation(
     limited: list[ElementState],
     reusable: ScheduledOperation | None,
     incremental: bool,
+    keys: ShareKeys | None,
 ) -> ScheduledOperation:
     """An operation's scheduling state: its template (reused when ``incremental`` and its
     key did not change) and what may change without its inputs changing (running state,
@@ -330,7 +348,9 @@ def _operation(
     the operation's state in the disposed state this one replaces, or ``None``.
     """
     operation = entry.operation
-    template = _current_template(tree, entry, parent, computed, total, record, filters, incremental)
+    template = _current_template(
+        tree, entry, parent, computed, total, record, filters, incremental, keys
+    )
     running = entry.running and operation.state is OperationState.RUNNING
     pending = 0
     if running:
@@ -444,6 +464,14 @@ def _reset(
     return op
 
 
+def _share_keys(result: UpdateResult, total: Vector) -> ShareKeys | None:
+    """The operations' template keys in one pass when ``result`` comes from the native core
+    (all its elements read one pair of result arrays), else ``None``."""
+    first = next(iter(result.operations.values()), None)
+    rows = None if first is None else ShareKeys.rows_of(first)
+    return None if rows is None else ShareKeys(rows[0], rows[1], total)
+
+
 def build_tree_state(
     tree: PoolTree,
     result: UpdateResult,
@@ -497,6 +525,7 @@ def build_tree_state(
 
     operations: dict[str, ScheduledOperation] = {}
     by_pool: dict[str, list[ScheduledOperation]] = {}
+    keys = _share_keys(result, total) if incremental else None
     for entry in tree.operations.values():
         op_id = entry.operation.id
         computed = result.operations.get(op_id)
@@ -519,6 +548,7 @@ def build_tree_state(
             limited[parent.name],
             reusable.get(op_id),
             incremental,
+            keys,
         )
         elements[op_id] = op.element
         operations[op_id] = op
