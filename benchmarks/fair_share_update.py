@@ -29,6 +29,7 @@ import argparse
 import gc
 import os
 import platform
+import random
 import resource
 import statistics
 import sys
@@ -133,14 +134,19 @@ class Timing:
     elements: int
     parts: tuple[float, float, float] | None  # flat, core, map medians (native only)
     floor: float
+    steps: list[float] | None = None  # core seconds per step (native.STEPS), medians
+    cpu: float = 0.0  # median CPU time of the process (robust when other work shares the cores)
 
 
 def _time(snapshot: TreeSnapshot, repeat: int, engine: Engine) -> Timing:
     times: list[float] = []
+    cpu: list[float] = []
     elements = 0
     for _ in range(repeat):
         start = time.perf_counter()
+        cpu_start = time.process_time()
         result = run_update(snapshot, engine=engine)
+        cpu.append(time.process_time() - cpu_start)
         times.append(time.perf_counter() - start)
         elements = len(result.pools) + len(result.operations)
         del result
@@ -148,11 +154,13 @@ def _time(snapshot: TreeSnapshot, repeat: int, engine: Engine) -> Timing:
     parts = None
     if engine == "native":
         samples: list[tuple[float, float, float]] = []
+        step_samples: list[list[float]] = []
         for _ in range(repeat):
             t0 = time.perf_counter()
             tree = flat.build_flat(snapshot)
             t1 = time.perf_counter()
-            out_f, out_i, _summary = native.run_flat(tree)
+            out_f, out_i, summary = native.run_flat(tree)
+            step_samples.append(list(summary[-1]))
             t2 = time.perf_counter()
             native._elements(snapshot, tree, out_f, out_i)
             t3 = time.perf_counter()
@@ -164,7 +172,36 @@ def _time(snapshot: TreeSnapshot, repeat: int, engine: Engine) -> Timing:
             statistics.median(s[2] for s in samples),
         )
     floor = statistics.median(_drf_floor(snapshot) for _ in range(repeat))
-    return Timing(min(times), statistics.median(times), elements, parts, floor)
+    steps = None
+    if engine == "native":
+        steps = [statistics.median(sample[k] for sample in step_samples) for k in range(11)]
+    return Timing(
+        min(times), statistics.median(times), elements, parts, floor, steps, statistics.median(cpu)
+    )
+
+
+def _wide_pool(operations: int) -> TreeSnapshot:
+    """One pool holding ``operations`` operations with distinct demands and usages."""
+    rng = random.Random(7)
+    elements: list[dict[str, Any]] = [
+        {"type": "pool", "name": "<Root>", "parent": None},
+        {"type": "pool", "name": "wide", "parent": "<Root>"},
+    ]
+    for index in range(operations):
+        cpu = rng.randint(1, 64)
+        memory = rng.randint(1, 256) * 2**30
+        elements.append(
+            {
+                "type": "operation",
+                "name": f"op{index}",
+                "parent": "wide",
+                "resource_demand": {"user_slots": cpu, "cpu": cpu, "memory": memory},
+                "resource_usage": {"user_slots": cpu // 2, "cpu": cpu // 2, "memory": memory // 3},
+                "weight": rng.choice([1.0, 2.0, 3.0]),
+            }
+        )
+    total = {"user_slots": operations * 10, "cpu": operations * 10.0, "memory": operations * 2**36}
+    return parse_snapshot({"total_resource_limits": total, "elements": elements})
 
 
 def _drf_floor(snapshot: TreeSnapshot) -> float:
@@ -230,13 +267,21 @@ def main(argv: list[str] | None = None) -> int:
         help="engine to time (python: the reference port; slow, use with --quick)",
     )
     parser.add_argument("--only", help="run only cases whose name contains this text")
+    parser.add_argument(
+        "--wide",
+        action="store_true",
+        help="instead of the cases: one pool of 2k/5k/10k operations (the cost of exact sums)",
+    )
     args = parser.parse_args(argv)
     repeat = min(args.repeat, 3) if args.quick else args.repeat
 
     for key, value in machine_info():
         print(f"{key:>9}: {value}")
     print()
+    if args.wide:
+        return _wide(repeat)
     rows: list[tuple[str, ...]] = []
+    profile: list[tuple[str, ...]] = []
     for case in cases():
         if args.quick and case.big:
             continue
@@ -251,6 +296,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{timing.elements:,}",
                 f"{timing.best * 1000:,.1f} ms",
                 f"{timing.median * 1000:,.1f} ms",
+                f"{timing.cpu * 1000:,.1f} ms",
                 *((f"{p * 1000:,.1f} ms" for p in parts) if parts else ("-", "-", "-")),
                 f"{timing.elements / timing.median:,.0f}",
                 f"{timing.floor * 1000:,.1f} ms",
@@ -258,6 +304,11 @@ def main(argv: list[str] | None = None) -> int:
                 f"{_peak_rss_mib():,.0f} MiB",
             )
         )
+        if timing.steps is not None:
+            core = sum(timing.steps)
+            profile.append(
+                (case.name, *(f"{1000 * v:,.1f}" for v in timing.steps), f"{1000 * core:,.1f}")
+            )
         del snapshot
         gc.collect()
         print(f"  done: {case.name}", file=sys.stderr)
@@ -266,6 +317,7 @@ def main(argv: list[str] | None = None) -> int:
         "elements",
         "best",
         "median",
+        "median CPU",
         "flat",
         "core",
         "map",
@@ -275,6 +327,43 @@ def main(argv: list[str] | None = None) -> int:
         "peak RSS",
     )
     _print_table(rows, headers, f"run_update, {args.engine} engine, best/median of {repeat}")
+    if profile:
+        _print_table(
+            profile,
+            ("case", *native.STEPS, "sum"),
+            "native core per step, ms (medians; integral shares include their functions'"
+            " time, which also counts in fsbff/mffbs/compose/compress)",
+        )
+    return 0
+
+
+def _wide(repeat: int) -> int:
+    rows: list[tuple[str, ...]] = []
+    for operations in (2000, 5000, 10_000):
+        snapshot = _wide_pool(operations)
+        tree = flat.build_flat(snapshot)
+        samples = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            _f, out_i, summary = native.run_flat(tree)
+            samples.append((time.perf_counter() - start, summary[-1][5]))
+        wall = statistics.median(s[0] for s in samples)
+        fsbff = statistics.median(s[1] for s in samples)
+        points = int(out_i[1, 4])
+        rows.append(
+            (
+                f"1 pool / {operations:,} ops",
+                f"{points:,}",
+                f"{wall * 1000:,.1f} ms",
+                f"{fsbff * 1000:,.1f} ms",
+                f"{fsbff / (points * operations) * 1e9:,.2f} ns",
+            )
+        )
+    _print_table(
+        rows,
+        ("case", "pool FSBFF segments", "core", "FSBFF (sums)", "per (pool segment x child)"),
+        f"exact sums on a wide pool, medians of {repeat}",
+    )
     return 0
 
 
