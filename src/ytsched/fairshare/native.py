@@ -392,3 +392,10 @@ class ShareKeys:
     @staticmethod
     def row(element: Element) -> int:
         return cast(NativeElement, element)._row
+
+    @staticmethod
+    def fifo_index(element: Element) -> int | None:
+        """``element.fifo_index`` without storing it in the element."""
+        native = cast(NativeElement, element)
+        value = int(native._rows_i[native._row, 1])
+        return None if value < 0 else value

@@ -153,6 +153,7 @@ def _pool_element(
 _PACK_FLOATS = struct.Struct("27d").pack
 """Exact bit patterns of the float inputs of an operation's template and settings."""
 
+_UNPACK_SHARES = struct.Struct("25d").unpack
 _PACK_TAIL = struct.Struct("2d").pack
 """The last two of :data:`_PACK_FLOATS`, when the shares come from :class:`ShareKeys`."""
 
@@ -241,11 +242,25 @@ def _template(
     computed: Element,
     total: Vector,
     bounds: PreemptionBounds | None = None,
+    from_shares: bool = False,
 ) -> OperationTemplate:
     """What the operation's computed shares give under its settings, from scratch; with
     ``bounds`` when the caller has them from the same settings, fair and demand shares and
-    total (the only inputs of the bounds)."""
-    view = _view(computed, total)
+    total (the only inputs of the bounds).
+
+    ``from_shares``: read the fair, demand and usage shares and the demand from the packed
+    ``shares`` (the very doubles the element's attributes hold, see :class:`ShareKeys`)
+    instead of converting them from the element; the tree's total is ``total`` either way."""
+    if from_shares:
+        values = _UNPACK_SHARES(shares)
+        fair, demand_share, usage = values[0:5], values[5:10], values[10:15]
+        demand = values[20:25]
+        fifo_index = ShareKeys.fifo_index(computed)
+        view = ShareView.create(fair, demand_share, usage, total)
+    else:
+        demand = computed.resource_demand
+        fifo_index = computed.fifo_index
+        view = _view(computed, total)
     if bounds is None:
         # PublishFairShareAtOperation: the new fair share moves the class boundaries.
         bounds = PreemptionBounds.create(
@@ -259,11 +274,11 @@ def _template(
     return OperationTemplate(
         settings=settings,
         shares=shares,
-        fifo_index=computed.fifo_index,
+        fifo_index=fifo_index,
         view=view,
         bounds=bounds,
-        order_key=float(computed.fifo_index) if computed.fifo_index is not None else 0.0,
-        demand=computed.resource_demand,
+        order_key=float(fifo_index) if fifo_index is not None else 0.0,
+        demand=demand,
         status=schedulable_status(
             view, operation_tolerance(view, settings.tolerance), view.usage_share
         ),
@@ -321,7 +336,7 @@ def _current_template(
             bounds = template.bounds
     else:
         settings = _settings(key, tree, entry, parent, filters)
-    template = _template(settings, shares, computed, total, bounds)
+    template = _template(settings, shares, computed, total, bounds, keys is not None)
     record.template = template
     return template
 
