@@ -207,33 +207,43 @@ VChain sum_chains(const std::vector<const VChain*>& chains) {
     const std::size_t count = points.size();
     std::vector<Vec> left_total(count, kZero);
     std::vector<Vec> right_total(count, kZero);
-    for (const VChain* c : chains) {
-        const auto& xs = c->x;
-        const auto& ys = c->y;
-        const std::size_t n = xs.size();
-        std::size_t i = bisect_left(xs, points[0]);
-        for (std::size_t k = 0; k < count; ++k) {
-            const double p = points[k];
-            while (i < n && xs[i] < p) ++i;
-            if (i >= n) fail("sum: point beyond a function's domain");
-            const double x = xs[i];
-            Vec& lt = left_total[k];
-            Vec& rt = right_total[k];
-            if (x == p) {
-                const Vec& left = ys[i];
-                const Vec& right = (i + 1 < n && xs[i + 1] == p) ? ys[i + 1] : ys[i];
-                for (int r = 0; r < 5; ++r) {
-                    lt[r] += left[r];
-                    rt[r] += right[r];
-                }
-            } else {
-                if (i == 0) fail("sum: point before a function's domain");
-                const Vec v = interpolate_vector(xs[i - 1], ys[i - 1], x, ys[i], p);
-                for (int r = 0; r < 5; ++r) {
-                    lt[r] += v[r];
-                    rt[r] += v[r];
+    // Blocks of points, every function within a block: each point still gets the functions in
+    // function order, but the block's totals stay in cache while the functions pass over them
+    // (a wide pool's sum is children x points additions).
+    constexpr std::size_t kBlock = 2048;
+    std::vector<std::size_t> cursors(chains.size());
+    for (std::size_t c = 0; c < chains.size(); ++c) cursors[c] = bisect_left(chains[c]->x, points[0]);
+    for (std::size_t begin = 0; begin < count; begin += kBlock) {
+        const std::size_t end = std::min(count, begin + kBlock);
+        for (std::size_t c = 0; c < chains.size(); ++c) {
+            const auto& xs = chains[c]->x;
+            const auto& ys = chains[c]->y;
+            const std::size_t n = xs.size();
+            std::size_t i = cursors[c];
+            for (std::size_t k = begin; k < end; ++k) {
+                const double p = points[k];
+                while (i < n && xs[i] < p) ++i;
+                if (i >= n) fail("sum: point beyond a function's domain");
+                const double x = xs[i];
+                Vec& lt = left_total[k];
+                Vec& rt = right_total[k];
+                if (x == p) {
+                    const Vec& left = ys[i];
+                    const Vec& right = (i + 1 < n && xs[i + 1] == p) ? ys[i + 1] : ys[i];
+                    for (int r = 0; r < 5; ++r) {
+                        lt[r] += left[r];
+                        rt[r] += right[r];
+                    }
+                } else {
+                    if (i == 0) fail("sum: point before a function's domain");
+                    const Vec v = interpolate_vector(xs[i - 1], ys[i - 1], x, ys[i], p);
+                    for (int r = 0; r < 5; ++r) {
+                        lt[r] += v[r];
+                        rt[r] += v[r];
+                    }
                 }
             }
+            cursors[c] = i;
         }
     }
     return build_from_limits(points, left_total, right_total);

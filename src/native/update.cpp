@@ -53,7 +53,9 @@ struct Element {
     Vec volume{}, overflow{}, acceptable{}, children_overflow{}, accepted_free{};
     double last_ratio = 0.0;
 
-    VChain fsbff;
+    VChain fsbff;  // released once FSBS is built (only its size and right bound are read later)
+    double fsbff_right_bound = 0.0;
+    int32_t fsbff_size = 0;
     SChain mffbs;
     VChain fsbs;
     ImprovedParts parts;
@@ -630,6 +632,9 @@ public:
         errors_->step_seconds[kStepCompose] += std::chrono::duration<double>(next - start).count();
         start = next;
         el.fsbs = compress(composed);
+        el.fsbff_right_bound = el.fsbff.x.back();
+        el.fsbff_size = static_cast<int32_t>(el.fsbff.x.size() - 1);
+        el.fsbff = VChain();
         next = std::chrono::steady_clock::now();
         errors_->step_seconds[kStepCompress] += std::chrono::duration<double>(next - start).count();
         el.has_functions = true;
@@ -869,7 +874,7 @@ public:
                 for (const Vec& s : buffer) acc = vadd(acc, s);
                 return acc;
             };
-            const double right_bound = el.fsbff.x.back();
+            const double right_bound = el.fsbff_right_bound;
             double fit_factor = inverse_lower_bound(0.0, right_bound, [&](double f) {
                 return dominates(suggested, children_total(f));
             });
@@ -1062,7 +1067,7 @@ void run_update(int64_t n, const double* in_f, const int32_t* in_i, const Option
         i[kOutFifoIndex] = el.fifo_index;
         i[kOutEffectiveFifo] = el.effective_fifo;
         i[kOutFsbsSize] = el.has_functions ? static_cast<int32_t>(el.fsbs.x.size() - 1) : -1;
-        i[kOutFsbffSize] = el.has_functions ? static_cast<int32_t>(el.fsbff.x.size() - 1) : -1;
+        i[kOutFsbffSize] = el.has_functions ? el.fsbff_size : -1;
         i[kOutMffbsSize] = el.has_functions ? static_cast<int32_t>(el.mffbs.x.size() - 1) : -1;
     }
 }
