@@ -28,7 +28,7 @@ from ytsched.server.auth import DEFAULT_POOL_TREES_ACL, AclNode, Auth
 from ytsched.server.errors import ApiError
 from ytsched.server.gcpolicy import CollectorPolicy
 from ytsched.server.history import History
-from ytsched.store import OperationRow, Store
+from ytsched.store import OperationRow, Store, open_store
 
 log = logging.getLogger("ytsched.server")
 
@@ -59,6 +59,9 @@ class ServiceConfig:
     """Seconds; default: the scheduler config's ``fair_share_update_period``."""
     durable: bool = False
     """fsync every commit (survives power loss, not only process death)."""
+    store: str | None = None
+    """``postgresql://...`` (shared, with leader election) or ``sqlite:PATH``; None: the
+    data directory's SQLite file."""
     strategy: dict[str, Any] = field(default_factory=dict)
     """Scheduler-wide options (``StrategyConfig``), used when the data directory is new."""
     initial_pool_trees: dict[str, Any] | None = None
@@ -93,7 +96,13 @@ class OperationRecord:
 class Cluster:
     """The live state of the service and the helpers its command modules share."""
 
-    def __init__(self, config: ServiceConfig, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        config: ServiceConfig,
+        clock: Callable[[], float] = time.time,
+        *,
+        store: Store | None = None,
+    ) -> None:
         from ytsched.server.jobs import JobTracker
         from ytsched.server.metrics import Metrics
         from ytsched.server.nodes import NodeTracker
@@ -102,7 +111,11 @@ class Cluster:
         self.config = config
         self.clock = clock
         config.data_dir.mkdir(parents=True, exist_ok=True)
-        self.store = Store(config.data_dir / "ytsched.db", durable=config.durable)
+        self.store: Store = (
+            store
+            if store is not None
+            else open_store(config.store, config.data_dir, durable=config.durable)
+        )
         self.auth = Auth(self.store)
         if config.admin_token:
             self.auth.ensure_token(config.admin_token)

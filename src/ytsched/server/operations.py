@@ -367,11 +367,7 @@ def enforce_time_limits(cluster: Cluster, now: float) -> None:
 
 
 def _job_counts(cluster: Cluster, op_id: str) -> dict[str, Any]:
-    counts = dict(
-        cluster.store.db.execute(
-            "SELECT state, count(*) FROM jobs WHERE operation_id = ? GROUP BY state", (op_id,)
-        ).fetchall()
-    )
+    counts = cluster.store.job_state_counts(op_id)
     live = cluster.live_operation(op_id)
     pending = live.pending_job_count if live is not None and not live.state.is_final else 0
     total = sum(task.spec.job_count for task in live.tasks.values()) if live is not None else None
