@@ -23,7 +23,7 @@ from typing import Any
 
 from ytsched.pooltree import Operation, PoolTree, PoolTrees
 from ytsched.scheduling.scheduler import Scheduler, collector_paused
-from ytsched.server import defaults
+from ytsched.server import crashpoints, defaults
 from ytsched.server.auth import DEFAULT_POOL_TREES_ACL, AclNode, Auth
 from ytsched.server.errors import ApiError
 from ytsched.server.gcpolicy import CollectorPolicy
@@ -59,6 +59,8 @@ class ServiceConfig:
     """Seconds; default: the scheduler config's ``fair_share_update_period``."""
     durable: bool = False
     """fsync every commit (survives power loss, not only process death)."""
+    address: str | None = None
+    """The URL other instances and clients reach this one at (``//sys/scheduler/instances``)."""
     store: str | None = None
     """``postgresql://...`` (shared, with leader election) or ``sqlite:PATH``; None: the
     data directory's SQLite file."""
@@ -314,6 +316,8 @@ class Cluster:
         with collector_paused():
             pending = self.scheduler.begin_update(now)
         computing = time.perf_counter() - started
+        if crashpoints.ARMED:
+            crashpoints.reach("fair_share_update")
         await asyncio.sleep(pause)
         started = time.perf_counter()
         with collector_paused():
@@ -352,6 +356,19 @@ class Cluster:
                     and (any(pool.accumulated_resource_volume) or pool.last_integral_share_ratio)
                 }
                 self.store.save_volumes(name, volumes)
+
+    def instances(self) -> dict[str, Any]:
+        """``//sys/scheduler/instances``: every instance sharing the store, with its role.
+
+        On SQLite there is one instance, this one, and it leads."""
+        rows = self.store.instances()
+        if not rows:
+            address = self.config.address or "local"
+            return {address: {"role": "leader", "address": address, "engine": self.store.engine}}
+        return {
+            row["address"]: {**row, "engine": self.store.engine, "last_seen": iso(row["last_seen"])}
+            for row in rows
+        }
 
     def orchid(self) -> dict[str, Any]:
         from ytsched.server.orchid import build_orchid

@@ -18,6 +18,7 @@ from ytsched.config.base import ConfigError, parse_config
 from ytsched.config.operation import OperationSpec
 from ytsched.pooltree import Operation, OperationState
 from ytsched.pooltree.ephemeral import EPHEMERAL_SUBPOOL_DELIMITER, default_parent
+from ytsched.server import crashpoints
 from ytsched.server.auth import validate_acl
 from ytsched.server.cluster import OperationRecord, iso
 from ytsched.server.errors import ApiError
@@ -230,6 +231,8 @@ def start_operation(cluster: Cluster, user: str, operation_type: object, spec: o
         cluster.store.insert_operation(row)
         cluster.operations[operation_id] = record
         sync_record(cluster, record, live)
+    if crashpoints.ARMED:
+        crashpoints.reach("operation_start")
     return operation_id
 
 

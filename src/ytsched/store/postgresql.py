@@ -55,7 +55,9 @@ def open_pool(url: str, *, max_size: int = 4, timeout: float = 10.0) -> Connecti
         url,
         min_size=1,
         max_size=max_size,
-        kwargs={"autocommit": True},
+        # tcp_user_timeout: a leader cut off from the database notices in seconds (its
+        # renewal fails and it steps down) instead of after the kernel's TCP retries.
+        kwargs={"autocommit": True, "tcp_user_timeout": 3000},
         timeout=timeout,
         open=False,
         name="ytsched",
@@ -91,6 +93,7 @@ class PostgresStore(Store):
         self.pool = pool if pool is not None else open_pool(url)
         self.on_lost = on_lost
         self._sql: dict[str, str] = {}
+        self._released = False
         self.conn: psycopg.Connection[Any] = self.pool.getconn()
         try:
             migrate(self.conn)
@@ -168,13 +171,16 @@ class PostgresStore(Store):
         self._release_connection(broken=True)
 
     def _release_connection(self, *, broken: bool) -> None:
-        conn, self.conn = self.conn, None  # type: ignore[assignment]
-        if conn is not None:
-            if broken:
-                with contextlib.suppress(Exception):
-                    conn.close()
+        """Give the connection back (closed first when ``broken``: a later use of this store
+        then fails with :class:`LeadershipLost` instead of writing)."""
+        if self._released:
+            return
+        self._released = True
+        if broken:
             with contextlib.suppress(Exception):
-                self.pool.putconn(conn)
+                self.conn.close()
+        with contextlib.suppress(Exception):
+            self.pool.putconn(self.conn)
         if self._own_pool:
             self.pool.close()
 

@@ -1,0 +1,130 @@
+"""One scheduler instance among several on a shared PostgreSQL store: standby, takeover, lead.
+
+The instance serves HTTP from the start (a :class:`LeaderGate` that redirects while standby).
+When the elector wins the lease, :meth:`Instance.take_over` opens a store that writes with the
+new epoch, rebuilds the live model from it (``Cluster`` → :mod:`ytsched.server.revive`:
+operations, jobs, nodes, volumes) and starts serving and updating.  When the lease is lost (a
+renewal refused, or the database refusing a write), :meth:`Instance.step_down` stops serving at
+once, drops the model and its uncommitted writes, and the instance campaigns again.
+
+This follows the YTsaurus scheduler, whose standby instances hold no operation model and revive
+every operation from Cypress when they become active (``yt/yt/server/scheduler/
+master_connector.cpp``, ``scheduler.cpp``: ``OnMasterConnected``).  What the standby keeps warm
+is everything but the model: the process, imports, the database pool and the HTTP listener, so
+a takeover costs the revive alone (docs/performance.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import time
+import uuid
+
+from ytsched.server.app import create_app, periodic
+from ytsched.server.cluster import Cluster, ServiceConfig
+from ytsched.server.gate import LeaderGate
+from ytsched.server.leader import Elector
+from ytsched.store.postgresql import PostgresStore, open_pool
+
+log = logging.getLogger("ytsched.server")
+
+
+class Instance:
+    def __init__(self, config: ServiceConfig, address: str) -> None:
+        assert config.store is not None
+        self.config = config
+        self.address = address
+        self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.pool = open_pool(config.store, max_size=4)
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.cluster: Cluster | None = None
+        self._periodic: asyncio.Task[None] | None = None
+        self.elector = Elector(
+            self.pool,
+            holder=self.holder,
+            address=address,
+            on_elected=self._elected,
+            on_lost=self._lost,
+        )
+        self.gate = LeaderGate(address, lambda: self.elector.leader_address)
+        self.takeovers: list[float] = []
+        """Seconds each takeover of this instance took (lease won → serving)."""
+
+    def start(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.elector.start()
+
+    # --- callbacks from the election thread ------------------------------------------------
+
+    def _elected(self, epoch: int) -> None:
+        assert self.loop is not None
+        self.loop.call_soon_threadsafe(self.take_over, epoch)
+
+    def _lost(self, reason: str) -> None:
+        # Stop answering as the leader now (from any thread); tear down on the loop.
+        self.gate.app = None
+        if self.loop is not None:
+            self.loop.call_soon_threadsafe(self.step_down, reason)
+
+    # --- on the event loop ---------------------------------------------------------------------
+
+    def take_over(self, epoch: int) -> None:
+        if self.elector.epoch != epoch or self.cluster is not None:
+            return
+        started = time.perf_counter()
+        try:
+            store = PostgresStore(
+                self.config.store or "",
+                pool=self.pool,
+                epoch=epoch,
+                on_lost=self.elector.step_down,
+            )
+            cluster = Cluster(self.config, store=store)
+        except Exception as error:
+            log.exception("takeover at epoch %d failed", epoch)
+            self.elector.step_down(f"takeover failed: {error}")
+            return
+        if self.elector.epoch != epoch:  # lost while reviving
+            with contextlib.suppress(Exception):
+                store.abandon()
+            return
+        self.cluster = cluster
+        self._periodic = asyncio.get_running_loop().create_task(periodic(cluster))
+        self.gate.app = create_app(cluster, background=False)
+        took = time.perf_counter() - started
+        self.takeovers.append(took)
+        log.info(
+            "leading at epoch %d: revived %d operation(s) and %d node(s) in %.3f s",
+            epoch,
+            len(cluster.active_operation_ids()),
+            len(cluster.store.load_nodes()),
+            took,
+        )
+
+    def step_down(self, reason: str) -> None:
+        self.gate.app = None
+        if self._periodic is not None:
+            self._periodic.cancel()
+            self._periodic = None
+        cluster, self.cluster = self.cluster, None
+        if cluster is not None:
+            log.warning("stepped down (%s): the model and uncommitted writes are dropped", reason)
+            store = cluster.store
+            if isinstance(store, PostgresStore):
+                store.abandon()
+
+    def close(self) -> None:
+        """A clean stop: commit, release the lease (a standby takes over at once), close."""
+        self.gate.app = None
+        if self._periodic is not None:
+            self._periodic.cancel()
+        cluster, self.cluster = self.cluster, None
+        if cluster is not None:
+            with contextlib.suppress(Exception):
+                cluster.close()
+        self.elector.stop()
+        self.pool.close()
