@@ -28,7 +28,7 @@ from ytsched.server.app import create_app, periodic
 from ytsched.server.cluster import Cluster, ServiceConfig
 from ytsched.server.gate import LeaderGate
 from ytsched.server.leader import Elector
-from ytsched.store.postgresql import PostgresStore, open_pool
+from ytsched.store.postgresql import PostgresStore, migrate, open_pool
 
 log = logging.getLogger("ytsched.server")
 
@@ -40,6 +40,8 @@ class Instance:
         self.address = address
         self.holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.pool = open_pool(config.store, max_size=4)
+        with self.pool.connection() as conn:  # the lease row must exist before campaigning
+            migrate(conn)
         self.loop: asyncio.AbstractEventLoop | None = None
         self.cluster: Cluster | None = None
         self._periodic: asyncio.Task[None] | None = None
