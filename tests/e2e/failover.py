@@ -4,6 +4,7 @@ the leader killed (``kill -9``, via crash points) at three moments; used by the 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -37,7 +38,7 @@ POOL_TREES = {
 }
 
 KILLS = (
-    ("A", "fair_share_update:15"),
+    ("A", "fair_share_update:10"),
     ("B", "heartbeat:15"),
     ("A", "operation_start:20"),
 )
@@ -54,11 +55,41 @@ class HaCluster(ProcessCluster):
         self.urls = {name: f"http://127.0.0.1:{port}" for name, port in self.ports.items()}
         self.url = ",".join(self.urls.values())  # nodes and clients get both
         self.instances: dict[str, subprocess.Popen[bytes]] = {}
+        self.deaths: list[tuple[str, float]] = []
+        """(instance, time.monotonic() of its exit), stamped by a thread waiting on it."""
+        self.leading: list[tuple[str, float]] = []
+        """(instance, when it was first seen leading), sampled every 10 ms by a monitor."""
+        self._monitoring = threading.Event()
+        self._monitor: threading.Thread | None = None
 
-    def start_instance(self, name: str, crash_at: str | None = None) -> None:
-        os.environ.pop("YTSCHED_CRASH_AT", None)
+    def monitor(self) -> None:
+        """Start sampling the instances' roles (for takeover times independent of polling
+        in the test's own loop)."""
+
+        def sample() -> None:
+            with httpx.Client(timeout=1) as http:
+                last: str | None = None
+                while not self._monitoring.wait(0.01):
+                    for name, url in self.urls.items():
+                        try:
+                            role = http.get(f"{url}/ping").json().get("role")
+                        except (httpx.HTTPError, ValueError):
+                            continue
+                        if role == "leader" and last != name:
+                            last = name
+                            self.leading.append((name, time.monotonic()))
+
+        self._monitor = threading.Thread(target=sample, daemon=True)
+        self._monitor.start()
+
+    def start_instance(self, name: str, crash_at: str | None = None) -> Path:
+        """Start instance ``name``; with ``crash_at`` it dies there once the returned file
+        exists (see :mod:`ytsched.server.crashpoints`)."""
+        arm = self.root / f"arm-{name}-{len(self.deaths)}"
         if crash_at is not None:
-            os.environ["YTSCHED_CRASH_AT"] = crash_at  # inherited by the child only
+            # Inherited by the child only (removed again below).
+            os.environ["YTSCHED_CRASH_AT"] = crash_at
+            os.environ["YTSCHED_CRASH_ARM"] = str(arm)
         try:
             self.instances[name] = self._spawn(
                 f"server-{name}",
@@ -84,6 +115,15 @@ class HaCluster(ProcessCluster):
             )
         finally:
             os.environ.pop("YTSCHED_CRASH_AT", None)
+            os.environ.pop("YTSCHED_CRASH_ARM", None)
+        process = self.instances[name]
+
+        def stamp() -> None:
+            process.wait()
+            self.deaths.append((name, time.monotonic()))
+
+        threading.Thread(target=stamp, daemon=True).start()
+        return arm
 
     def role(self, name: str) -> str | None:
         try:
@@ -91,33 +131,34 @@ class HaCluster(ProcessCluster):
         except (httpx.HTTPError, ValueError, KeyError):
             return None
 
-    def wait_leader(self, name: str, timeout: float = 60) -> None:
+    def wait_role(self, name: str, role: str = "leader", timeout: float = 60) -> None:
         process = self.instances[name]
         wait_until(
-            lambda: self.role(name) == "leader" or process.poll() is not None,
+            lambda: self.role(name) == role or process.poll() is not None,
             timeout,
-            f"instance {name} to lead",
+            f"instance {name} to be {role}",
             poll=0.01,
         )
         if process.poll() is not None:
             raise AssertionError(f"instance {name} exited:\n{self.log(f'server-{name}')}")
 
     def stop(self) -> None:
+        self._monitoring.set()
+        if self._monitor is not None:
+            self._monitor.join(timeout=5)
         for process in self.instances.values():
-            with _suppress():
+            with contextlib.suppress(OSError):
                 os.killpg(process.pid, signal.SIGKILL)
-            with _suppress():
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=5)
         self.instances.clear()
         super().stop()
 
-
-class _suppress:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> bool:
-        return exc[0] is not None and issubclass(exc[0], (OSError, subprocess.TimeoutExpired))  # type: ignore[arg-type]
+    def takeover_after(self, victim: str, survivor: str) -> float:
+        """Seconds from ``victim``'s last death to ``survivor`` first seen leading after it."""
+        died = max(moment for name, moment in self.deaths if name == victim)
+        led = min(moment for name, moment in self.leading if name == survivor and moment >= died)
+        return led - died
 
 
 @dataclass
@@ -146,9 +187,11 @@ def run_scenario(root: Path, store: str, operations: int = 200) -> Result:
     cluster = HaCluster(root, store, node_resources="cpu=4,memory=8G,user_slots=4")
     ran = root / "ran"
     try:
-        cluster.start_instance("A", KILLS[0][1])
-        cluster.wait_leader("A")
-        cluster.start_instance("B", KILLS[1][1])
+        cluster.monitor()
+        arms = [cluster.start_instance("A", KILLS[0][1])]
+        cluster.wait_role("A")
+        arms.append(cluster.start_instance("B", KILLS[1][1]))
+        cluster.wait_role("B", "standby")
         for index in (1, 2):
             cluster.start_node(index)
         yt = cluster.client()
@@ -160,9 +203,13 @@ def run_scenario(root: Path, store: str, operations: int = 200) -> Result:
         wait_until(lambda: integral_volume(yt) > 0, 30, "the integral pool to accumulate")
         result.volume_before = integral_volume(yt)
 
+        flowing = threading.Event()
+        flowing.set()
+
         def submit() -> None:
             client = cluster.client()
             for _ in range(operations):
+                flowing.wait(120)
                 try:
                     op = client.run_vanilla(
                         f'echo "$YT_OPERATION_ID" >> {ran}', job_count=1, pool="work"
@@ -177,17 +224,27 @@ def run_scenario(root: Path, store: str, operations: int = 200) -> Result:
 
         submitter = threading.Thread(target=submit, daemon=True)
         submitter.start()
-        order = [name for name, _ in KILLS]
         for step, (victim, point) in enumerate(KILLS):
+            # Armed only now: the other instance is a ready standby (not still starting).
+            arms[step].touch()
             process = cluster.instances[victim]
             wait_until(lambda p=process: p.poll() is not None, 120, f"{victim} to die at {point}")
-            died = time.monotonic()
             survivor = "B" if victim == "A" else "A"
-            cluster.wait_leader(survivor)
-            result.takeovers.append((point.split(":")[0], time.monotonic() - died))
+            cluster.wait_role(survivor)
+            wait_until(
+                lambda s=survivor: any(n == s for n, _ in cluster.leading[-1:]),
+                10,
+                "the monitor to see the new leader",
+                poll=0.01,
+            )
+            result.takeovers.append((point.split(":")[0], cluster.takeover_after(victim, survivor)))
+            # The victim comes back as a standby (armed for its next death, if any); new work
+            # waits meanwhile, so the next kill also finds a ready standby.
+            flowing.clear()
             following = KILLS[step + 2][1] if step + 2 < len(KILLS) else None
-            if step + 1 < len(order):
-                cluster.start_instance(victim, following)
+            arms.append(cluster.start_instance(victim, following))
+            cluster.wait_role(victim, "standby")
+            flowing.set()
         submitter.join(timeout=300)
         assert not submitter.is_alive(), "submission did not finish"
         final = cluster.client()

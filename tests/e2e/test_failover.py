@@ -7,7 +7,6 @@ import os
 import signal
 from pathlib import Path
 
-from tests.e2e.cluster import wait_until
 from tests.e2e.failover import KILLS, HaCluster, run_scenario
 
 
@@ -38,20 +37,20 @@ def test_a_paused_leader_cannot_act_after_a_standby_took_over(
     cluster = HaCluster(tmp_path, postgres_url, nodes=1)
     try:
         cluster.start_instance("A")
-        cluster.wait_leader("A")
+        cluster.wait_role("A")
         cluster.start_instance("B")
         cluster.start_node(1)
         yt = cluster.client()
-        wait_until(lambda: cluster.role("B") == "standby", 60, "B to stand by")
+        cluster.wait_role("B", "standby")
         first = yt.run_vanilla("true", job_count=1)
         assert yt.track(first, timeout=60) == "completed"
         paused = cluster.instances["A"]
         os.killpg(paused.pid, signal.SIGSTOP)
         try:
-            cluster.wait_leader("B")
+            cluster.wait_role("B")
         finally:
             os.killpg(paused.pid, signal.SIGCONT)
-        wait_until(lambda: cluster.role("A") == "standby", 30, "A to step down")
+        cluster.wait_role("A", "standby", timeout=30)
         second = yt.run_vanilla("true", job_count=1)
         assert yt.track(second, timeout=60) == "completed"
         roles = {

@@ -4,8 +4,9 @@
 NAME (``fair_share_update``: between the two halves of an update; ``heartbeat``: a heartbeat
 that wrote jobs, before its commit and answer; ``operation_start``: a ``start_op`` written but
 not committed).  The failover tests use it to kill a leader at exactly those moments, which a
-signal sent from outside can only hit by luck.  Unset (always, outside tests), a point costs
-one global read.
+signal sent from outside can only hit by luck.  With ``YTSCHED_CRASH_ARM=FILE`` visits count
+only once FILE exists, so a test decides *when* (e.g. after a standby is ready).  Unset
+(always, outside tests), a point costs one global read.
 """
 
 from __future__ import annotations
@@ -26,12 +27,15 @@ def _plan() -> tuple[str, int] | None:
 
 PLAN = _plan()
 ARMED = PLAN is not None
+ARM_FILE = os.environ.get("YTSCHED_CRASH_ARM") or None
 _reached: dict[str, int] = {}
 
 
 def reach(name: str) -> None:
     """Count a visit of ``name``; die here when the plan says so."""
     if PLAN is None or PLAN[0] != name:
+        return
+    if ARM_FILE is not None and not os.path.exists(ARM_FILE):
         return
     _reached[name] = _reached.get(name, 0) + 1
     if _reached[name] == PLAN[1]:
