@@ -81,14 +81,25 @@ def test_client_skips_an_instance_it_cannot_reach() -> None:
     assert client_for(instances).start_op("vanilla", {}) == "op-1"
 
 
-def test_client_never_repeats_a_start_whose_answer_was_lost() -> None:
+def test_client_repeats_a_lost_start_with_the_same_mutation_id() -> None:
     instances = Instances(leader=A)
     instances.lose_answer_of.add("start_op")
     client = client_for(instances)
+    client._switch = lambda leader, tried: (instances.lose_answer_of.clear(), tried + 1)[1]  # type: ignore[method-assign]
+    assert client.start_op("vanilla", {}) == "op-1"
+    starts = [body for _, command, body in instances.requests if command == "start_op"]
+    assert len(starts) == 2
+    assert starts[0]["mutation_id"] == starts[1]["mutation_id"]
+
+
+def test_client_never_repeats_a_mutation_without_an_id() -> None:
+    instances = Instances(leader=A)
+    instances.lose_answer_of.add("abort_op")
+    client = client_for(instances)
     with pytest.raises(ResponseError) as raised:
-        client.start_op("vanilla", {})
+        client.abort_op("op-1")
     assert raised.value.code == "ConnectionError"
-    assert [command for _, command, _ in instances.requests] == ["start_op"]
+    assert [command for _, command, _ in instances.requests] == ["abort_op"]
 
 
 def test_client_gives_up_when_no_leader_appears() -> None:

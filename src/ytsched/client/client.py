@@ -10,8 +10,9 @@ Without arguments the URL and token come from ``YTSCHED_PROXY`` and ``YTSCHED_TO
 Several URLs (comma-separated) name instances that share one store: a standby answers
 ``NotLeader`` with the leader's URL and the client follows it; an instance that cannot be
 reached is skipped.  A command is sent again only when the first attempt certainly did nothing
-(a ``NotLeader`` answer, a refused connection) or when it only reads: a ``start_op`` whose answer
-was lost is reported, never repeated, so it cannot start twice.
+(a ``NotLeader`` answer, a refused connection), when it only reads, or when it carries a
+``mutation_id`` (``start_op`` does): the server answers a repeated mutation id with the operation
+the first attempt started, so an operation never starts twice.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import builtins
 import os
 import time
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -129,7 +131,7 @@ class Client:
                 response = self._http.post(f"/api/v4/{command}", json=body)
             except httpx.HTTPError as error:
                 unsent = isinstance(error, httpx.ConnectError | httpx.ConnectTimeout)
-                may_repeat = unsent or command in READ_ONLY
+                may_repeat = unsent or command in READ_ONLY or "mutation_id" in body
                 if len(self.urls) > 1 and may_repeat and time.monotonic() < deadline:
                     tried = self._switch(None, tried)
                     continue
@@ -239,7 +241,13 @@ class Client:
     # --- operations ---------------------------------------------------------------------
 
     def start_op(self, operation_type: str, spec: Mapping[str, Any]) -> str:
-        result = self._call("start_op", operation_type=operation_type, spec=dict(spec))
+        # A mutation id makes the start safe to send again when its answer is lost.
+        result = self._call(
+            "start_op",
+            operation_type=operation_type,
+            spec=dict(spec),
+            mutation_id=str(uuid.uuid4()),
+        )
         return str(result["operation_id"])
 
     def run_vanilla(
