@@ -94,7 +94,7 @@ class Elector:
                     while not self._stop.is_set():
                         self._round(conn)
                         self._stop.wait(self.period)
-            except (psycopg.Error, Exception) as error:  # reconnect; keep the loop alive
+            except Exception as error:  # a lost connection: reconnect; keep the loop alive
                 log.warning("election: %s", error)
                 self._check_expiry()
                 self._stop.wait(self.period)
