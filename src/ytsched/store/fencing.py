@@ -23,12 +23,18 @@ DECLARE
     mine TEXT := current_setting('ytsched.epoch', true);
     current_epoch BIGINT;
 BEGIN
+    -- Once per transaction: the share lock taken below is held until it ends, so the epoch
+    -- cannot change under it (the flag is transaction-local and undone by a rollback).
+    IF current_setting('ytsched.fenced', true) = '1' THEN
+        RETURN NULL;
+    END IF;
     SELECT epoch INTO current_epoch FROM leader WHERE id = 1 FOR SHARE;
     IF mine IS NULL OR mine = '' OR mine::BIGINT <> current_epoch THEN
         RAISE EXCEPTION 'write refused: epoch % is not the lease''s epoch %',
             coalesce(nullif(mine, ''), '(none)'), current_epoch
             USING ERRCODE = 'YTF01';
     END IF;
+    PERFORM set_config('ytsched.fenced', '1', true);
     RETURN NULL;
 END
 $fence$
