@@ -49,6 +49,12 @@ def test_client_methods(cluster: ProcessCluster) -> None:
         assert yt.get_operation(op)["state"] == "completed"
         assert len(yt.list_jobs(op)) == 2
         assert yt.list_operations(pool="lib")["operations"][0]["id"] == op
+        yt.set("//sys/pools/research/@strong_guarantee_resources", {"cpu": 1})
+        yt.transfer_pool_resources(
+            "research", "lib", "default", {"strong_guarantee_resources": {"cpu": 0.5}}
+        )
+        assert yt.get("//sys/pools/lib/@strong_guarantee_resources") == {"cpu": 0.5}
+        assert yt.get("//sys/pools/research/@strong_guarantee_resources") == {"cpu": 0.5}
         yt.remove("//sys/pools/lib")
         with pytest.raises(ResponseError) as error:
             yt.get("//sys/pools/lib/@weight")

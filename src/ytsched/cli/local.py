@@ -167,6 +167,8 @@ def local(
         click.echo(f"  data, logs:   {data_dir}")
         click.echo(f"  try:          export YTSCHED_PROXY={url} YTSCHED_TOKEN={token}")
         click.echo("                ytsched get //sys/pool_trees; ytsched ops list")
+        click.echo(f"  YTsaurus yt:  export YT_PROXY={url} YT_TOKEN={token}")
+        click.echo("                yt get //sys/pool_trees  (docs/yt-compatibility.md)")
         click.echo("Press Ctrl-C to stop.", err=True)
         if demo and not stopping:
             from ytsched.cli.demo import run_demo

@@ -175,9 +175,11 @@ def _register_service_commands() -> None:
 _register_service_commands()
 
 from ytsched.cli.simulate import simulate, what_if  # noqa: E402
+from ytsched.cli.trace import trace  # noqa: E402
 
 main.add_command(simulate)
 main.add_command(what_if)
+main.add_command(trace)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -23,14 +23,25 @@ def _read(path: Path) -> Any:
     return read_document(path)
 
 
-def _load(path: Path) -> Any:
+def _load(path: Path, trace: Path | None = None) -> Any:
+    """The scenario, with the operations of a recorded ``trace`` added when given."""
     from ytsched.simulator import ScenarioError, load_scenario
+    from ytsched.simulator.trace import read_trace
 
     document = _read(path)
+    recorded = read_trace(trace) if trace is not None else ()
     try:
-        return load_scenario(document)
+        return load_scenario(document, recorded)
     except ScenarioError as error:
         raise ScenarioError(error.code, f"{path}: {error.message}", **error.attributes) from None
+
+
+TRACE_OPTION = click.option(
+    "--trace",
+    "trace",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Replay a recorded workload (JSONL or CSV trace) besides the scenario's operations.",
+)
 
 
 def _fail(error: YtschedError) -> None:
@@ -101,6 +112,7 @@ TIME_HELP = "seconds, or a duration with a unit ('90m', '1d')"
 )
 @click.option("--seed", type=int, help="Override the scenario's seed.")
 @click.option("--orchid-period", help=f"Orchid snapshot period ({TIME_HELP}); 0 disables.")
+@TRACE_OPTION
 @click.option("--no-plots", is_flag=True, help="Skip the PNG plots.")
 @click.option("--no-events", is_flag=True, help="Skip the event log.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar and no summary line.")
@@ -110,6 +122,7 @@ def simulate(
     until: str | None,
     seed: int | None,
     orchid_period: str | None,
+    trace: Path | None,
     no_plots: bool,
     no_events: bool,
     quiet: bool,
@@ -122,7 +135,7 @@ def simulate(
     from ytsched.simulator.outputs import DirectoryRecorder, write_results
 
     try:
-        loaded = _load(scenario)
+        loaded = _load(scenario, trace)
         end = _seconds(until, "--until")
         period = _seconds(orchid_period, "--orchid-period")
         with (
@@ -175,6 +188,7 @@ def simulate(
 )
 @click.option("--until", help=f"Stop at this simulated time; {TIME_HELP}.")
 @click.option("--seed", type=int, help="Override the scenario's seed.")
+@TRACE_OPTION
 @click.option("--no-plots", is_flag=True, help="Skip the PNG plots.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def what_if(
@@ -184,6 +198,7 @@ def what_if(
     out: Path,
     until: str | None,
     seed: int | None,
+    trace: Path | None,
     no_plots: bool,
     quiet: bool,
 ) -> None:
@@ -196,7 +211,7 @@ def what_if(
     from ytsched.simulator.whatif import render_markdown, run_what_if
 
     try:
-        loaded = _load(scenario)
+        loaded = _load(scenario, trace)
         document_a = _read(pools_a)
         document_b = _read(pools_b)
         end = _seconds(until, "--until")

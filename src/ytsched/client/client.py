@@ -235,6 +235,22 @@ class Client:
         )
         return result
 
+    def transfer_pool_resources(
+        self,
+        source_pool: str,
+        destination_pool: str,
+        pool_tree: str,
+        resource_delta: Mapping[str, Any],
+    ) -> None:
+        """Move guarantees and operation-count limits between two pools of a tree."""
+        self._call(
+            "transfer_pool_resources",
+            source_pool=source_pool,
+            destination_pool=destination_pool,
+            pool_tree=pool_tree,
+            resource_delta=dict(resource_delta),
+        )
+
     def issue_token(self, user: str) -> str:
         return str(self._call("issue_token", user=user)["token"])
 

@@ -143,6 +143,12 @@ class OperationSpec(ConfigModel):
     interruption_timeout: Duration | None = option(
         None, "Time an interrupted job gets to finish before it is aborted (ms)."
     )
+    waiting_job_timeout: Duration | None = option(
+        None,
+        "How long a job may wait on its node for resources before the node aborts it (ms);"
+        " with the tree's `waiting_for_resources_on_node_timeout` the larger applies.",
+        ge=0,
+    )
     time_limit: Duration | None = option(
         None, "The operation fails when it runs longer than this (ms).", gt=0
     )

@@ -163,6 +163,14 @@ class TreeConfig(ConfigModel):
         "job_graceful_interrupt_timeout",
         ge=0,
     )
+    waiting_for_resources_on_node_timeout: Duration | None = option(
+        None,
+        "How long a started allocation may wait on its node for resources still held by"
+        " finishing jobs before the node aborts it (`waiting_timeout`, ms); unset: it waits."
+        " With the operation's `waiting_job_timeout` the larger applies.",
+        "waiting_job_timeout",
+        ge=0,
+    )
     preemption_check_starvation: bool = option(True, "Do not preempt from starving subtrees.")
     preemption_check_satisfaction: bool = option(
         True, "Do not preempt from subtrees below their satisfaction threshold."

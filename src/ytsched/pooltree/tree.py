@@ -247,6 +247,23 @@ class PoolTree:
         parsed = parse_config(PoolConfig, config, where(name, self.name))
         return self._reconfigure(pool, parsed, moment)
 
+    def set_pool_configs(
+        self, configs: Mapping[str, PoolConfig], *, now: float | None = None, reason: str
+    ) -> None:
+        """Replace the configs of several pools at once: one validation, all or nothing.
+
+        For changes that are only valid together (``transfer_pool_resources`` moves guarantees
+        between siblings: taken alone, each step could break a parent's bound).
+        """
+        moment = self._now(now)
+        layout = self._layout()
+        for name, config in configs.items():
+            self._explicit(name, "reconfigured")
+            layout[name].config = config
+        effective = self._validate(layout)
+        self._install(layout, effective)
+        self._reconcile(moment, reason)
+
     def update_pool(self, name: str, patch: Mapping[str, Any], *, now: float | None = None) -> Pool:
         """Set some attributes of a pool (``None`` resets one to its default)."""
         moment = self._now(now)

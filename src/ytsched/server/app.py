@@ -26,9 +26,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ytsched import __version__
 from ytsched.errors import YtschedError
-from ytsched.server import cypress, explain, heartbeats, operations, pool_objects
+from ytsched.server import cypress, explain, heartbeats, operations, pool_transfer
 from ytsched.server.cluster import Cluster
-from ytsched.server.errors import ApiError, http_status
+from ytsched.server.errors import http_status
 from ytsched.server.fastpath import (
     HeartbeatFastPath,
     malformed_request_body,
@@ -53,10 +53,11 @@ from ytsched.server.models import (
     SetRequest,
     StartOperationRequest,
     SuspendOperationRequest,
+    TransferPoolResourcesRequest,
     UpdateParametersRequest,
 )
 from ytsched.server.ui import mount as mount_ui
-from ytsched.server.ypath import parse
+from ytsched.server.ytapi import YtApiProtocol
 
 log = logging.getLogger("ytsched.server")
 bearer = HTTPBearer(auto_error=False, description="A token issued by the service")
@@ -130,6 +131,8 @@ def create_app(cluster: Cluster, *, background: bool = True) -> FastAPI:
     )
     app.state.cluster = cluster
     cluster.store.deferred = True
+    # Innermost: the YTsaurus HTTP proxy protocol beside our own API (docs/yt-compatibility.md).
+    app.add_middleware(YtApiProtocol, cluster=cluster)
     app.add_middleware(CommitBeforeAnswer, cluster=cluster)
     # Added last, so it runs first: heartbeats skip the framework (see fastpath's docstring).
     app.add_middleware(HeartbeatFastPath, cluster=cluster)
@@ -192,19 +195,22 @@ def create_app(cluster: Cluster, *, background: bool = True) -> FastAPI:
 
     @app.post("/api/v4/check_permission", tags=["cypress"])
     async def check_permission(body: CheckPermissionRequest, user: User) -> dict[str, Any]:
-        path = parse(body.path)
-        names = cypress._pool_tree_names(cluster, path)
-        if names is None:
-            raise ApiError("NotSupported", "permissions are checked on //sys/pool_trees paths")
-        target = pool_objects.resolve(cluster, path, names)
-        if target.tree is None:
-            chain = [pool_objects._root_acl(cluster)]
-        else:
-            chain = cluster.acl_chain(target.tree, target.pool)
-        if body.user not in cluster.auth.users:
-            raise ApiError("NoSuchUser", f"user {body.user!r} does not exist")
-        allowed = cluster.auth.allowed(body.user, body.permission, chain)
-        return {"action": "allow" if allowed else "deny"}
+        action = cypress.check_permission(cluster, body.user, body.permission, body.path)
+        return {"action": action}
+
+    @app.post("/api/v4/transfer_pool_resources", tags=["cypress"])
+    async def transfer_pool_resources(
+        body: TransferPoolResourcesRequest, user: User
+    ) -> dict[str, Any]:
+        pool_transfer.transfer(
+            cluster,
+            user,
+            body.pool_tree,
+            body.source_pool,
+            body.destination_pool,
+            body.resource_delta,
+        )
+        return {}
 
     @app.post("/api/v4/issue_token", tags=["security"])
     async def issue_token(body: IssueTokenRequest, user: User) -> dict[str, Any]:

@@ -317,3 +317,21 @@ def create(
         f"cannot create objects of type {object_type!r}"
         " (supported: scheduler_pool_tree, scheduler_pool, user)",
     )
+
+
+def check_permission(cluster: Cluster, user: object, permission: object, path_text: object) -> str:
+    """``allow`` or ``deny``: may ``user`` do ``permission`` on a ``//sys/pool_trees`` object."""
+    path = parse(path_text)
+    names = _pool_tree_names(cluster, path)
+    if names is None:
+        raise ApiError("NotSupported", "permissions are checked on //sys/pool_trees paths")
+    target = pool_objects.resolve(cluster, path, names)
+    if target.tree is None:
+        chain = [pool_objects._root_acl(cluster)]
+    else:
+        chain = cluster.acl_chain(target.tree, target.pool)
+    if not isinstance(user, str) or user not in cluster.auth.users:
+        raise ApiError("NoSuchUser", f"user {user!r} does not exist")
+    if not isinstance(permission, str):
+        raise ApiError("InvalidArgument", "permission must be a string")
+    return "allow" if cluster.auth.allowed(user, permission, chain) else "deny"

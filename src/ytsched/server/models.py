@@ -106,6 +106,16 @@ class CheckPermissionRequest(Request):
     path: str = Field(max_length=4096)
 
 
+class TransferPoolResourcesRequest(Request):
+    pool_tree: str = NAME
+    source_pool: str = NAME
+    destination_pool: str = NAME
+    resource_delta: dict[str, Any] = Field(
+        description="strong_guarantee_resources, resource_flow, burst_guarantee_resources,"
+        " max_operation_count, max_running_operation_count"
+    )
+
+
 class IssueTokenRequest(Request):
     user: str = NAME
 

@@ -28,7 +28,9 @@ from ytsched.store import OperationRow
 if TYPE_CHECKING:
     from ytsched.server.cluster import Cluster
 
-SERVER_SPEC_KEYS = frozenset({"acl", "alias", "owners", "description", "started_by"})
+SERVER_SPEC_KEYS = frozenset(
+    {"acl", "alias", "owners", "description", "started_by", "unrecognized_spec"}
+)
 """Spec keys the service keeps itself; the rest is the scheduler's ``OperationSpec``."""
 FINAL_STATES = frozenset({"completed", "failed", "aborted"})
 

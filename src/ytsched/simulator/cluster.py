@@ -12,7 +12,11 @@ How a job ends is fixed when something happens to it, as an end time plus an out
   in the timeout, it completes then, marked ``interrupted``; otherwise it runs on and the node
   aborts it when the timeout ends (YTsaurus's exec node enforces the interruption timeout), unless
   its work was done earlier;
-* aborted by the scheduler: it stops at once.
+* aborted by the scheduler: it stops at once;
+* with a ``waiting_for_resources_on_node_timeout`` (tree) or ``waiting_job_timeout`` (spec),
+  a job that does not fit in what the node's running jobs leave waits until it fits, and is
+  aborted by the node (``waiting_timeout``) if that takes longer than the timeout, as
+  YTsaurus's exec node does.  Without a timeout it starts at once, as before.
 
 The engine turns end times into events; a job's ``token`` changes whenever its end time does,
 so an outdated event is recognised and dropped.
@@ -56,6 +60,8 @@ class SimJob:
     signal_finish_time: float | None = None
     """When the job finishes after its interruption signal (``None``: it ignores it)."""
     token: int = 0
+    waiting: bool = False
+    """It waits on its node for resources held by finishing jobs (it does not run yet)."""
 
     def interrupt(self, now: float, timeout: float, finish_after: float | None) -> None:
         """The job is told to finish within ``timeout``; ``finish_after`` is how long it needs
@@ -98,6 +104,11 @@ class SimNode:
     :mod:`ytsched.simulator.engine`)."""
     awake_levels: int = -1
     """``Simulation.levels_version`` when its last heartbeat found it would act again."""
+    waiting_count: int = 0
+    """Jobs on it waiting for resources (see ``waiting_for_resources_on_node_timeout``)."""
+    changed: bool = False
+    """Its tags or limits changed since its last heartbeat: the next one must run (the
+    scheduler learns of the change only from it)."""
     running: dict[str, SimJob] = field(default_factory=dict)
     finished: list[FinishedJob] = field(default_factory=list)
     """Jobs that ended since the last heartbeat (reported by the next one)."""
@@ -113,10 +124,16 @@ class SimNode:
     def end(self, job: SimJob, *, report: bool) -> None:
         """The job stops running here; ``report``: tell the scheduler at the next heartbeat."""
         del self.running[job.id]
+        if job.waiting:
+            self.waiting_count -= 1
         if report:
             error = None
             if job.outcome is JobOutcome.ABORTED:
-                error = "interruption timeout expired"
+                error = (
+                    "waiting for resources on the node timed out"
+                    if job.waiting
+                    else "interruption timeout expired"
+                )
             self.finished.append(
                 FinishedJob(
                     operation_id=job.operation_id,
@@ -128,8 +145,11 @@ class SimNode:
             )
 
     def usage(self) -> Vector:
+        """What the jobs running here hold (waiting jobs hold nothing yet)."""
         total = [0.0] * 5
         for job in self.running.values():
+            if job.waiting:
+                continue
             for i, amount in enumerate(job.resources):
                 total[i] += amount
         return (total[0], total[1], total[2], total[3], total[4])

@@ -43,6 +43,8 @@ from ytsched.scheduling import (
 )
 from ytsched.simulator import events
 from ytsched.simulator.cluster import SimJob, SimNode, build_pool_trees, node_addresses
+from ytsched.simulator.controller import ERROR_CODE as CHECK_ERROR_CODE
+from ytsched.simulator.controller import failure_message, survey
 from ytsched.simulator.events import EventQueue
 from ytsched.simulator.results import (
     Counters,
@@ -56,11 +58,14 @@ from ytsched.simulator.scenario import (
     AbortOperation,
     AddNodes,
     CompleteOperation,
+    MovePool,
     NodeGroup,
     OperationPlan,
     RemoveNodes,
+    RestartScheduler,
     Scenario,
     SetPoolAttribute,
+    UpdateNodes,
     UpdateOperationParameters,
     UpdateTreeConfig,
 )
@@ -141,6 +146,17 @@ class Simulation:
             traced_operations=frozenset(document.trace_operations),
         )
         self.now = 0.0
+        controller = document.controller_agent
+        self.exec_nodes_check_period = (
+            controller.available_exec_nodes_check_period / MS
+            if controller.enable_available_exec_nodes_check
+            else None
+        )
+        """Period of the controller's available-exec-nodes check (None: off)."""
+        self.scheduler_connected_at = 0.0
+        self._spec_waiting_timeouts: bool | None = None
+        self.waiting_timeouts = self._waiting_timeouts_configured()
+        """Some tree or operation sets a node-side waiting timeout (else jobs never wait)."""
 
     # --- setup -----------------------------------------------------------------------------
 
@@ -233,6 +249,8 @@ class Simulation:
             elif kind == events.ORCHID:
                 self._account_all(including_now=True)
                 self._orchid()
+            elif kind == events.CONTROLLER_CHECK:
+                self._check_exec_nodes(payload)
         self.now = end
         self._account_all(including_now=True)
         self._finish()
@@ -284,6 +302,7 @@ class Simulation:
             self.park_idle_nodes
             and not node.finished
             and node.awake_levels != self.levels_version
+            and not node.changed
             and not self.scheduler.heartbeat_would_act(node.address, self.levels)
         ):
             node.parked = True
@@ -295,6 +314,7 @@ class Simulation:
         if k > node.next_tick:
             self._account_skipped(node, k)
         node.next_tick = k + 1
+        node.changed = False
         self.heartbeats_run += 1
         now = self.now
         finished = node.take_finished()
@@ -461,7 +481,8 @@ class Simulation:
             work_end_time=now + duration,
         )
         node.start(job)
-        if not math.isinf(job.end_time):
+        waits = self.waiting_timeouts and self._wait_for_resources(node, job, live.tree)
+        if not waits and not math.isinf(job.end_time):
             self.queue.push(job.end_time, events.JOB_END, (job, job.token))
         record = self.records[start.operation_id]
         record.started_job_count += 1
@@ -480,9 +501,94 @@ class Simulation:
             duration=None if math.isinf(duration) else duration,
         )
 
+    # --- waiting for resources on the node --------------------------------------------------
+
+    def _waiting_timeouts_configured(self) -> bool:
+        """Could any job wait on its node?  Re-read after every action (a tree's config may
+        have changed); the operations' specs do not change, so they are read once."""
+        if self._spec_waiting_timeouts is None:
+            self._spec_waiting_timeouts = any(
+                plan.engine_spec.waiting_job_timeout is not None
+                for plan in self.scenario.operations
+            )
+        return self._spec_waiting_timeouts or any(
+            tree.config.waiting_for_resources_on_node_timeout is not None
+            for tree in self.trees.trees.values()
+        )
+
+    def _waiting_timeout(self, operation_id: str, tree: str | None) -> float | None:
+        """Seconds a job may wait on its node: the larger of the tree's
+        ``waiting_for_resources_on_node_timeout`` and the spec's ``waiting_job_timeout``
+        (``yt/yt/server/controller_agent/controllers/task.cpp`` puts the larger into the job
+        spec); None: it does not wait, as before this option existed."""
+        spec_timeout = self.works[operation_id].plan.engine_spec.waiting_job_timeout
+        tree_timeout = (
+            self.trees.trees[tree].config.waiting_for_resources_on_node_timeout
+            if tree is not None and tree in self.trees.trees
+            else None
+        )
+        values = [value for value in (spec_timeout, tree_timeout) if value is not None]
+        return max(values) / MS if values else None
+
+    def _wait_for_resources(self, node: SimNode, job: SimJob, tree: str | None) -> bool:
+        """Make a just-started job wait when the node's running jobs (preempted ones still
+        finishing) leave too little for it; True when it waits."""
+        timeout = self._waiting_timeout(job.operation_id, tree)
+        if timeout is None or _fits(node, NOTHING):  # the job is already counted in
+            return False
+        job.waiting = True
+        node.waiting_count += 1
+        job.end_time = self.now + timeout
+        job.outcome = JobOutcome.ABORTED
+        job.token += 1
+        self.queue.push(job.end_time, events.JOB_END, (job, job.token))
+        self._event(
+            "job_waiting",
+            operation_id=job.operation_id,
+            job_id=job.id,
+            node=node.address,
+            timeout=timeout,
+        )
+        return True
+
+    def _start_waiting(self, node: SimNode) -> None:
+        """Jobs that were waiting on the node and now fit start running, in arrival order."""
+        for job in list(node.running.values()):
+            if not job.waiting or not _fits(node, job.resources):
+                continue
+            job.waiting = False
+            node.waiting_count -= 1
+            duration = self.works[job.operation_id].attempt_duration(job.task, job.index)
+            waited = self.now - job.start_time
+            job.start_time = self.now
+            job.end_time = job.work_end_time = self.now + duration
+            job.outcome = JobOutcome.COMPLETED
+            job.token += 1
+            if not math.isinf(job.end_time):
+                self.queue.push(job.end_time, events.JOB_END, (job, job.token))
+            self._event(
+                "job_resumed",
+                operation_id=job.operation_id,
+                job_id=job.id,
+                node=node.address,
+                waited=waited,
+            )
+            if not node.waiting_count:
+                return
+
     def _interrupt(self, node: SimNode, message: InterruptJob) -> None:
         job = node.running.get(message.job_id)
         if job is None:
+            return
+        if job.waiting:
+            # A job that has not started cannot finish gracefully: the node drops it.
+            job.outcome = JobOutcome.ABORTED
+            job.token += 1
+            node.end(job, report=True)
+            self._wake(node)
+            self._job_aborted(
+                job, message.reason.value, "interrupted while waiting for resources", lost=False
+            )
             return
         work = self.works[job.operation_id]
         finish_after = None
@@ -520,7 +626,9 @@ class Simulation:
         if job is None:
             return
         node.end(job, report=False)
-        lost = message.reason is not InterruptionReason.OPERATION_FINISHED
+        if node.waiting_count:
+            self._start_waiting(node)
+        lost = message.reason is not InterruptionReason.OPERATION_FINISHED and not job.waiting
         if job.interrupt_deadline is None and message.reason in PREEMPTION_REASONS and lost:
             self.records[job.operation_id].preempted_job_count += 1
         if (
@@ -537,7 +645,17 @@ class Simulation:
             return
         node.end(job, report=True)
         self._wake(node)
+        if node.waiting_count:
+            self._start_waiting(node)
         if job.outcome is JobOutcome.ABORTED:
+            if job.waiting:
+                self._job_aborted(
+                    job,
+                    WAITING_TIMEOUT,
+                    "the job waited for resources on its node longer than its waiting timeout",
+                    lost=False,
+                )
+                return
             self._job_aborted(
                 job,
                 InterruptionReason.INTERRUPTION_TIMEOUT.value,
@@ -572,7 +690,7 @@ class Simulation:
         )
 
     def _job_aborted(self, job: SimJob, reason: str, explanation: str, *, lost: bool) -> None:
-        elapsed = self.now - job.start_time
+        elapsed = 0.0 if job.waiting else self.now - job.start_time
         self._account(job, elapsed)
         record = self.records[job.operation_id]
         record.aborted_job_count += 1
@@ -645,6 +763,10 @@ class Simulation:
             self.pending[plan.id] = None
         else:
             record.running_since = self.now
+        if self.exec_nodes_check_period is not None:
+            self.queue.push(
+                self.now + self.exec_nodes_check_period, events.CONTROLLER_CHECK, plan.id
+            )
 
     def _check_finished(self, operation_ids: Iterable[str]) -> None:
         any_finished = False
@@ -704,6 +826,43 @@ class Simulation:
             else:
                 self._check_finished([operation_id])
 
+    def _check_exec_nodes(self, operation_id: str) -> None:
+        """The controller's periodic ``CheckAvailableExecNodes`` for one operation, until a
+        suitable node is observed (a started job counts): see
+        :mod:`ytsched.simulator.controller`."""
+        operation = self.trees.operations.get(operation_id)
+        record = self.records[operation_id]
+        if operation is None or operation.state.is_final or record.first_job_time is not None:
+            return
+        period = self.exec_nodes_check_period
+        assert period is not None
+        controller = self.scenario.document.controller_agent
+        online = [address for address, node in self.nodes.items() if node.online]
+        if (
+            self.now < self.scheduler_connected_at + controller.safe_scheduler_online_time / MS
+            or len(online) < controller.safe_online_node_count
+        ):
+            self.queue.push(self.now + period, events.CONTROLLER_CHECK, operation_id)
+            return
+        found = survey(self.trees, operation, online)
+        if found.found:
+            return
+        message = failure_message(operation)
+        record.error = f"{message} [{CHECK_ERROR_CODE}]"
+        self._event(
+            "operation_check_failed",
+            operation_id=operation_id,
+            code=CHECK_ERROR_CODE,
+            error=message,
+            non_matching_filter_node_count=found.non_matching_filter_node_count,
+            matching_but_insufficient_resources_node_count_per_task=(
+                found.matching_but_insufficient_resources_node_count_per_task
+            ),
+        )
+        self.trees.fail_operation(operation_id, now=self.now, reason=message)
+        self._check_finished([operation_id])
+        self._refresh_levels()
+
     # --- actions ---------------------------------------------------------------------------
 
     def _action(self, index: int) -> None:
@@ -750,6 +909,13 @@ class Simulation:
                 self._add_nodes(action.group, at=now)
             elif isinstance(action, RemoveNodes):
                 self._remove_nodes(action.group, action.count)
+            elif isinstance(action, UpdateNodes):
+                self._update_nodes(action)
+            elif isinstance(action, MovePool):
+                tree = trees.tree(action.tree or self._default_tree())
+                tree.move_pool(action.pool, action.parent, now=now)
+            elif isinstance(action, RestartScheduler):
+                self._restart_scheduler()
         except YtschedError as error:
             self.counters.actions_failed += 1
             self._event(
@@ -761,6 +927,7 @@ class Simulation:
             )
             return
         self.counters.actions_applied += 1
+        self.waiting_timeouts = self._waiting_timeouts_configured()
         self._event("action_applied", action_index=index, action=description)
         self._check_pending()
 
@@ -782,6 +949,57 @@ class Simulation:
                 self._job_aborted(job, "node_removed", "the node left the cluster", lost=True)
             self._event("node_removed", node=node.address, group=group)
 
+    def _update_nodes(self, action: UpdateNodes) -> None:
+        """New tags and/or limits, as the nodes' next heartbeats report them.  A node that
+        changes trees has its jobs aborted by the trees (``node_changed_tree``); a node now
+        above its limits has jobs preempted by its next heartbeat, as YTsaurus does."""
+        if action.node is not None:
+            node = self.nodes.get(action.node)
+            if node is None or not node.online:
+                raise YtschedError(
+                    "NoSuchNode", f"node {action.node!r} is not online", node=action.node
+                )
+            targets = [node]
+        else:
+            online = [n for n in self.nodes.values() if n.group == action.group and n.online]
+            online.sort(key=lambda n: n.index, reverse=True)
+            targets = online if action.count is None else online[: action.count]
+        for node in targets:
+            self._close_capacity(node)
+            if action.tags is not None:
+                node.tags = frozenset(action.tags)
+                self.trees.set_node_tags(node.address, action.tags)
+            if action.resource_limits is not None:
+                node.resource_limits = action.resource_limits.to_vector(0.0)
+                self.trees.set_node_resource_limits(node.address, action.resource_limits)
+            self.node_online_since[node.address] = self.now
+            node.changed = True
+            pool_node = self.trees.nodes[node.address]
+            self._event(
+                "node_updated",
+                node=node.address,
+                group=node.group,
+                tags=sorted(node.tags),
+                resource_limits=_resources(node.resource_limits),
+                tree=pool_node.tree,
+            )
+
+    def _restart_scheduler(self) -> None:
+        """A new scheduler revives from what outlives the process (YTsaurus's
+        ``yt/yt/server/scheduler/scheduler.cpp`` revival: operations from Cypress, the
+        strategy's persistent state with integral volumes, allocations re-registered by
+        node heartbeats): the pool trees stay, the in-memory scheduling state (allocations
+        ledger, starvation timers, preemptible lists, node states) is rebuilt.  Running jobs
+        are adopted in start order, so the preemptible lists come out as before, and the
+        revived scheduler runs its first fair-share update before any heartbeat."""
+        fast_path = self.scheduler.fast_path
+        self.scheduler = Scheduler(self.trees)
+        self.scheduler.fast_path = fast_path
+        self.scheduler_connected_at = self.now
+        adopted = self.scheduler.adopt_running_jobs()
+        self.scheduler.update(self.now)
+        self._event("scheduler_restarted", adopted_jobs=adopted)
+
     def _close_capacity(self, node: SimNode) -> None:
         since = self.node_online_since.pop(node.address, None)
         if since is None:
@@ -798,7 +1016,23 @@ class Simulation:
             if node.online:
                 self._close_capacity(node)
             for job in node.running.values():
-                self._account(job, self.now - job.start_time)
+                if not job.waiting:
+                    self._account(job, self.now - job.start_time)
+
+
+WAITING_TIMEOUT = "waiting_timeout"
+"""Abort reason of a job the node aborted after waiting too long for resources
+(``EAbortReason::WaitingTimeout``, from the node's ``WaitingJobTimeout`` error)."""
+
+
+NOTHING: Vector = (0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+def _fits(node: SimNode, resources: Vector) -> bool:
+    """Do the node's running jobs plus ``resources`` stay within its limits?"""
+    usage = node.usage()
+    limits = node.resource_limits
+    return all(usage[i] + resources[i] <= limits[i] + 1e-9 for i in range(5))
 
 
 def _resources(vector: Vector) -> dict[str, float]:

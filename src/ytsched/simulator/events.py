@@ -7,7 +7,8 @@ so a run never depends on anything but its inputs:
 2. scenario actions, then operation starts (a start at t is visible to the update at t);
 3. the fair-share update, then the periodic re-check of pending operations;
 4. node heartbeats (they see the update of the same instant);
-5. orchid snapshots (they show the state after everything else at that instant).
+5. orchid snapshots (they show the state after everything else at that instant);
+6. controller-agent checks (they see the heartbeats of the same instant).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ FAIR_SHARE_UPDATE = 3
 PENDING_SCAN = 4
 HEARTBEAT = 5
 ORCHID = 6
+CONTROLLER_CHECK = 7
 
 
 class EventQueue:

@@ -35,6 +35,7 @@ from ytsched.config.operation import OperationSpec, OperationType, TaskSpec
 from ytsched.config.resources import ResourceAmounts
 from ytsched.config.strategy import StrategyConfig
 from ytsched.errors import YtschedError
+from ytsched.simulator.controller import ControllerAgentSection
 from ytsched.yson import WithAttributes
 
 MS = 1000.0
@@ -323,6 +324,49 @@ class RemoveNodes(_Action):
     count: int | None = option(None, "How many; unset: all of them.", ge=1)
 
 
+class UpdateNodes(_Action):
+    """A node reports other tags or resource limits (YTsaurus tests set ``user_tags`` and
+    ``resource_limits_overrides`` of exec nodes): the node may change trees, and a node
+    whose usage exceeds its new limits has jobs preempted."""
+
+    action: Literal["update_nodes"]
+    group: str | None = option(None, "Group whose nodes change (the highest indices first).")
+    node: str | None = option(None, "Instead of group: one node's address.", min_length=1)
+    count: int | None = option(None, "With group: how many; unset: all of them.", ge=1)
+    tags: tuple[str, ...] | None = option(None, "New tags (replace the old ones).")
+    resource_limits: ResourceAmounts | None = option(
+        None, "New resource limits (replace the old ones; unnamed resources are 0)."
+    )
+
+    @model_validator(mode="after")
+    def _target(self) -> UpdateNodes:
+        if (self.group is None) == (self.node is None):
+            raise ValueError("set exactly one of group and node")
+        if self.count is not None and self.group is None:
+            raise ValueError("count needs group")
+        if self.tags is None and self.resource_limits is None:
+            raise ValueError("set tags, resource_limits or both")
+        return self
+
+
+class MovePool(_Action):
+    """Move an explicit pool, with its subtree, operations and their usage, under another
+    parent (a Cypress ``move`` of the pool node)."""
+
+    action: Literal["move_pool"]
+    tree: str | None = option(None, "Tree; default: the default tree.")
+    pool: str = option(..., "Pool to move.", min_length=1)
+    parent: str | None = option(..., "New parent pool; null: the root.")
+
+
+class RestartScheduler(_Action):
+    """The scheduler process restarts: its in-memory scheduling state is lost and rebuilt
+    from what survives a restart in YTsaurus (pool trees and their persisted integral
+    volumes, operations, the jobs nodes report as running)."""
+
+    action: Literal["restart_scheduler"]
+
+
 Action = Annotated[
     SetPoolAttribute
     | UpdateTreeConfig
@@ -330,7 +374,10 @@ Action = Annotated[
     | AbortOperation
     | CompleteOperation
     | AddNodes
-    | RemoveNodes,
+    | RemoveNodes
+    | UpdateNodes
+    | MovePool
+    | RestartScheduler,
     Field(discriminator="action"),
 ]
 ACTION_NAMES = frozenset(
@@ -342,6 +389,9 @@ ACTION_NAMES = frozenset(
         "complete_operation",
         "add_nodes",
         "remove_nodes",
+        "update_nodes",
+        "move_pool",
+        "restart_scheduler",
     }
 )
 
@@ -358,6 +408,9 @@ class ScenarioDocument(_Model):
     cluster: Cluster = option(..., "Node groups and heartbeat period.")
     pool_trees: Any = option(..., "A //sys/pool_trees export with attributes.")
     scheduler: SchedulerSection = option(SchedulerSection(), "Scheduler options.")
+    controller_agent: ControllerAgentSection = option(
+        ControllerAgentSection(), "Controller-agent checks (available exec nodes)."
+    )
     operations: tuple[ScenarioOperation, ...] = option((), "The workload.")
     actions: tuple[Action, ...] = option((), "Timed changes.")
     trace_operations: tuple[str, ...] = option(
@@ -552,8 +605,9 @@ def _from_validation(error: ValidationError) -> ScenarioError:
     )
 
 
-def load_scenario(document: Any) -> Scenario:
-    """Validate a parsed scenario document (dict from YSON or JSON)."""
+def load_scenario(document: Any, trace: Sequence[ScenarioOperation] = ()) -> Scenario:
+    """Validate a parsed scenario document (dict from YSON or JSON); ``trace`` adds recorded
+    operations (see :mod:`ytsched.simulator.trace`) after the file's own."""
     if isinstance(document, WithAttributes):
         raise scenario_error("", "the scenario document must not carry attributes")
     if not isinstance(document, Mapping):
@@ -562,12 +616,25 @@ def load_scenario(document: Any) -> Scenario:
         parsed = ScenarioDocument.model_validate(dict(document))
     except ValidationError as error:
         raise _from_validation(error) from None
+    if trace:
+        parsed = _with_trace(parsed, trace)
     pool_trees = parse_pool_trees(parsed.pool_trees)
     operations = _expand_operations(parsed.operations)
     scenario = Scenario(parsed, pool_trees, operations)
     _check_actions(scenario)
     check_buildable(scenario)
     return scenario
+
+
+def _with_trace(document: ScenarioDocument, trace: Sequence[ScenarioOperation]) -> ScenarioDocument:
+    """The document with the trace's operations appended (ids must not collide)."""
+    own = {entry.id for entry in document.operations if entry.id is not None}
+    for entry in trace:
+        if entry.id in own:
+            raise scenario_error(
+                "trace", f"operation id {entry.id!r} is used by the scenario and by the trace"
+            )
+    return document.model_copy(update={"operations": document.operations + tuple(trace)})
 
 
 def _expand_operations(entries: Sequence[ScenarioOperation]) -> tuple[OperationPlan, ...]:
@@ -617,14 +684,18 @@ def _check_actions(scenario: Scenario) -> None:
                 raise scenario_error(
                     f"{path}.operation", f"no operation {action.operation!r} in the scenario"
                 )
-        elif isinstance(action, SetPoolAttribute | UpdateTreeConfig):
+        elif isinstance(action, SetPoolAttribute | UpdateTreeConfig | MovePool):
             if action.tree is not None and action.tree not in tree_names:
                 raise scenario_error(f"{path}.tree", f"no pool tree {action.tree!r}")
             if action.tree is None and scenario.pool_trees.default_tree is None:
                 raise scenario_error(f"{path}.tree", "several trees and no default: name one")
         elif isinstance(action, AddNodes):
             groups.add(action.group.name)
-        elif isinstance(action, RemoveNodes) and action.group not in groups:
+        elif (
+            isinstance(action, RemoveNodes | UpdateNodes)
+            and action.group is not None
+            and action.group not in groups
+        ):
             raise scenario_error(f"{path}.group", f"no node group {action.group!r}")
 
 
