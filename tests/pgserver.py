@@ -13,6 +13,7 @@ import glob
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -149,14 +150,19 @@ class PostgresServer:
 
     def stop(self) -> None:
         if self.process is not None:
-            # SIGINT: PostgreSQL's "fast" shutdown (rolls back sessions, exits promptly).
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.process.pid, 2)
+            # SIGINT to the postmaster alone: PostgreSQL's "fast" shutdown (rolls back
+            # sessions, exits promptly); the process group only as a fallback.
+            with contextlib.suppress(ProcessLookupError, PermissionError, OSError, ValueError):
+                postmaster = int((self.data / "postmaster.pid").read_text().split()[0])
+                os.kill(postmaster, signal.SIGINT)
+            if self.process.poll() is None and not (self.data / "postmaster.pid").exists():
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(self.process.pid, signal.SIGINT)
             try:
                 self.process.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(self.process.pid, 9)
+                    os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait(timeout=10)
             self.process = None
         shutil.rmtree(self.root, ignore_errors=True)
