@@ -28,6 +28,8 @@ RESOURCE_ALIASES: Final = {"user_memory": "memory"}
 """Input spellings accepted besides the canonical names (absolute amounts use ``user_memory``)."""
 
 INFINITE_AMOUNT: Final = float(2**63 - 1) / 4
+MAX_INPUT_AMOUNT: Final = 2**64 - 1
+"""The largest amount an input may give (YSON's uint64); larger ones are refused."""
 """YTsaurus represents an unlimited amount as the type's maximum divided by four."""
 
 Vector = tuple[float, float, float, float, float]
@@ -109,9 +111,21 @@ def parse_amounts(
             raise ResourceError(
                 f"{what}.{key}: expected a number, got {type(value).__name__}", field=str(key)
             )
+        if isinstance(value, int) and value > MAX_INPUT_AMOUNT:
+            raise ResourceError(
+                f"{what}.{key}: amount {value} is beyond uint64 ({MAX_INPUT_AMOUNT})",
+                field=str(key),
+            )
         amount = float(value)
         if math.isnan(amount):
             raise ResourceError(f"{what}.{key}: amount is NaN", field=str(key))
+        if math.isinf(amount) or amount > MAX_INPUT_AMOUNT:
+            # %inf, Infinity or a literal like 1e5000 that overflowed: a mistake, not a limit
+            # (an unlimited resource is simply left out of a limits map).
+            raise ResourceError(
+                f"{what}.{key}: amount {value} is not a finite amount within uint64",
+                field=str(key),
+            )
         if amount < 0 and not allow_negative:
             raise ResourceError(f"{what}.{key}: amount {value} is negative", field=str(key))
         index = RESOURCE_NAMES.index(name)

@@ -112,3 +112,34 @@ def test_cli_errors_are_one_line_and_exit_2(cluster: ProcessCluster) -> None:
         main, ["get", "//sys"], env={"YTSCHED_PROXY": cluster.url, "YTSCHED_TOKEN": "bad"}
     )
     assert result.exit_code == 2 and "[AuthenticationError]" in result.stderr
+
+
+def test_hostile_cli_values_are_one_line_and_change_nothing(cluster: ProcessCluster) -> None:
+    weight = "//sys/pools/research/@weight"
+    before = run(cluster, "get", weight, "--format", "json")[1]
+    # A negative number needs no `--`.
+    code, _, err = run(cluster, "set", weight, "-5")
+    assert code == 2 and "[InvalidConfig]" in err
+    hostile = [
+        ("set", weight, "%nan"),
+        ("set", weight, "%inf"),
+        ("set", weight, "9" * 5000),
+        ("set", weight, "18446744073709551616"),
+        ("create", "scheduler_pool", "--attributes", "{name=x; pool_tree=default; weight=%inf}"),
+        ("create", "scheduler_pool", "--attributes", "{name=17; pool_tree=default}"),
+        ("run-vanilla", "--command", "true", "--spec", "{weight=%nan}"),
+        ("run-vanilla", "--command", "true", "--job-count", "1000000000"),
+        ("ops", "update", "some-op", "{weight=-%inf}"),
+    ]
+    for arguments in hostile:
+        code, _, err = run(cluster, *arguments)
+        assert code == 2, (arguments, err)
+        assert len(err.splitlines()) == 1 and err.startswith("ytsched: error: "), err
+    assert "must be a string" in run(cluster, *hostile[5])[2]
+    assert "Maximum total job count exceeded: 1000000000 > 100000" in run(cluster, *hostile[7])[2]
+    assert run(cluster, "get", weight, "--format", "json")[1] == before
+    result = CliRunner().invoke(
+        main, ["get", "//sys"], env={"YTSCHED_PROXY": cluster.url, "YTSCHED_TOKEN": "to\nken"}
+    )
+    assert result.exit_code == 2 and "[InvalidToken]" in result.stderr
+    assert len(result.stderr.splitlines()) == 1

@@ -181,6 +181,12 @@ class ProcessCluster:
                 groups.append(int(pgid_file.read_text(encoding="utf-8")))
         return groups
 
+    def kill_agent(self, index: int) -> None:
+        """kill -9 the agent process alone (its jobs are left to its watchdog)."""
+        process = self.nodes.pop(index)
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+
     def kill_node(self, index: int) -> None:
         """kill -9 the agent and the jobs it runs (a machine that died)."""
         groups = self.job_groups(index)

@@ -56,6 +56,7 @@ def test_demo_runs_and_the_cluster_stops(tmp_path: Path) -> None:
     assert "admin token:" in output and "URL:" in output
     assert output.count("completed") >= 3
     assert "stopped" in output
+    assert "Press Ctrl-C" not in output  # it stops by itself
 
 
 def test_ctrl_c_stops_server_and_nodes(tmp_path: Path) -> None:

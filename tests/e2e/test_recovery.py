@@ -61,6 +61,8 @@ def test_node_killed_mid_job_has_its_jobs_rescheduled(cluster: ProcessCluster) -
     jobs = yt.list_jobs(op)
     aborted = [job for job in jobs if job["state"] == "aborted"]
     assert aborted and {job["address"] for job in aborted} == {"node-1"}
+    # YTsaurus's EAbortReason::NodeOffline, not "other".
+    assert {job["abort_reason"] for job in aborted} == {"node_offline"}
     completed = [job for job in jobs if job["state"] == "completed"]
     assert len(completed) == 4
     assert {job["job_index"] for job in completed} == {0, 1, 2, 3}

@@ -197,6 +197,10 @@ def test_restart_revives_operations_jobs_and_config(service: Service) -> None:
     )
     assert service.call("get_operation", operation_id=first)["state"] == "completed"
     assert service.call("get_operation", operation_id=second)["state"] == "running"
+    # A finished operation restored from the store alone still knows its job total.
+    service.restart()
+    progress = service.call("get_operation", operation_id=first)["progress"]["jobs"]
+    assert progress["total"] == 2 and progress["completed"]["total"] == 2
 
 
 def test_metrics_report_pools_and_latencies(service: Service) -> None:

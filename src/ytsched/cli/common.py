@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -55,14 +56,42 @@ def parse_yson(text: str, what: str) -> Any:
     from ytsched import yson
 
     try:
-        return yson.strip_attributes(yson.loads(text))
+        value = yson.strip_attributes(yson.loads(text))
     except yson.YsonError as error:
         try:
-            return json.loads(text)
-        except ValueError:
+            value = json.loads(text)
+        except (ValueError, RecursionError):
+            shown = text if len(text) <= 80 else text[:77] + "..."
             raise YtschedError(
-                "InvalidArgument", f"{what}: cannot parse {text!r} as YSON: {error.reason}"
+                "InvalidArgument", f"{what}: cannot parse {shown!r} as YSON: {error.reason}"
             ) from None
+    check_plain_values(value, what)
+    return value
+
+
+def check_plain_values(value: Any, what: str) -> None:
+    """Refuse NaN, infinities and integers outside int64/uint64 anywhere in ``value``.
+
+    The service refuses them too; catching them here gives the one-line error at once (JSON
+    cannot even carry NaN, so the request could not be sent).
+    """
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        item, where = stack.pop()
+        place = f"{what}{where}"
+        if isinstance(item, float) and not math.isfinite(item):
+            raise YtschedError(
+                "InvalidArgument", f"{place}: {item!r} is not a finite number (refused)"
+            )
+        if isinstance(item, int) and not isinstance(item, bool):
+            if not -(2**63) <= item <= 2**64 - 1:
+                raise YtschedError(
+                    "InvalidArgument", f"{place}: integer out of range (int64/uint64)"
+                )
+        elif isinstance(item, dict):
+            stack.extend((child, f"{where}/{key}") for key, child in item.items())
+        elif isinstance(item, list):
+            stack.extend((child, f"{where}/{index}") for index, child in enumerate(item))
 
 
 def render(value: Any, output_format: str) -> str:

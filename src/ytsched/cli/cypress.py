@@ -46,7 +46,7 @@ def get_command(
     click.echo(render(value, output_format))
 
 
-@click.command("set")
+@click.command("set", context_settings={"ignore_unknown_options": True})
 @click.argument("path")
 @click.argument("value")
 @connection_options

@@ -55,10 +55,18 @@ def _wait_for_port(port_file: Path, server: subprocess.Popen[bytes], log: Path) 
         if port_file.is_file():
             return int(port_file.read_text(encoding="utf-8"))
         if server.poll() is not None:
-            tail = log.read_text(encoding="utf-8", errors="replace")[-2000:]
-            raise YtschedError("ServerFailed", f"the server exited; its log ends with:\n{tail}")
+            raise YtschedError("ServerFailed", f"the server did not start: {_last_error(log)}")
         time.sleep(0.05)
     raise YtschedError("ServerFailed", "the server did not start within 60 s")
+
+
+def _last_error(log: Path) -> str:
+    """The server's own one-line error (``ytsched: error: ...``), else where to look."""
+    text = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
+    for line in reversed(text.splitlines()):
+        if line.startswith("ytsched: error: "):
+            return line.removeprefix("ytsched: error: ").rsplit(" [", 1)[0]
+    return f"it exited; see {log}"
 
 
 @click.command("local")
@@ -95,10 +103,41 @@ def local(
     exit_after_demo: bool,
 ) -> None:
     """Start a server and N exec nodes; print the URL and admin token; stop on Ctrl-C."""
+    from ytsched.datadir import lock_data_directory
     from ytsched.node.resources import parse_resources
 
     parse_resources(node_resources)  # refuse a bad value before starting anything
-    data_dir.mkdir(parents=True, exist_ok=True)
+    # The whole local cluster's directory (the server and the nodes lock their own too).
+    lock = lock_data_directory(data_dir, "ytsched local")
+    try:
+        _run_local(
+            node_count,
+            data_dir,
+            host,
+            port,
+            node_resources,
+            pool_trees,
+            heartbeat_period,
+            node_heartbeat_timeout,
+            demo,
+            exit_after_demo,
+        )
+    finally:
+        lock.release()
+
+
+def _run_local(
+    node_count: int,
+    data_dir: Path,
+    host: str,
+    port: int,
+    node_resources: str,
+    pool_trees: Path | None,
+    heartbeat_period: float,
+    node_heartbeat_timeout: float,
+    demo: bool,
+    exit_after_demo: bool,
+) -> None:
     token = admin_token_for(data_dir, None)
     port_file = data_dir / "server.port"
     port_file.unlink(missing_ok=True)
@@ -169,7 +208,8 @@ def local(
         click.echo("                ytsched get //sys/pool_trees; ytsched ops list")
         click.echo(f"  YTsaurus yt:  export YT_PROXY={url} YT_TOKEN={token}")
         click.echo("                yt get //sys/pool_trees  (docs/yt-compatibility.md)")
-        click.echo("Press Ctrl-C to stop.", err=True)
+        if not (demo and exit_after_demo):
+            click.echo("Press Ctrl-C to stop.", err=True)
         if demo and not stopping:
             from ytsched.cli.demo import run_demo
 

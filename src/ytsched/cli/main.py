@@ -95,10 +95,14 @@ def fair_share(
     The snapshot format is described in docs/snapshot-format.md; the production dump of
     YTsaurus's unit tests (a bare list of elements) is accepted as it is.
     """
-    from ytsched.snapshot import compute, to_orchid
+    from ytsched.fairshare.update import run_update
+    from ytsched.snapshot import parse_snapshot, to_orchid
+    from ytsched.snapshot.load import validate_guarantee_sums
 
     try:
-        result = compute(load_snapshot_document(snapshot, overrides))
+        parsed = parse_snapshot(load_snapshot_document(snapshot, overrides))
+        validate_guarantee_sums(parsed)
+        result = run_update(parsed)
     except YtschedError as error:
         fail(error)
         return
@@ -112,7 +116,15 @@ def fair_share(
     if output is None:
         click.echo(text, nl=not text.endswith("\n"))
     else:
-        output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        write_output(output, text if text.endswith("\n") else text + "\n")
+
+
+def write_output(path: Path, text: str) -> None:
+    """Write a result file, or fail with one line naming the path (nothing half-written)."""
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as error:
+        fail(YtschedError("InvalidOutput", f"{path}: cannot write: {error.strerror or error}"))
 
 
 @main.command("compare")

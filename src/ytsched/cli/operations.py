@@ -144,6 +144,7 @@ def ops_get(operation_id: str, output_format: str, proxy: str | None, token: str
 @connection_options
 @reports_errors
 def ops_abort(operation_id: str, message: str | None, proxy: str | None, token: str | None) -> None:
+    """Abort an operation: its jobs are killed and it ends as aborted."""
     with client(proxy, token) as yt:
         yt.abort_op(operation_id, message)
 
@@ -153,6 +154,7 @@ def ops_abort(operation_id: str, message: str | None, proxy: str | None, token: 
 @connection_options
 @reports_errors
 def ops_complete(operation_id: str, proxy: str | None, token: str | None) -> None:
+    """Complete an operation now: running jobs are aborted, it ends as completed."""
     with client(proxy, token) as yt:
         yt.complete_op(operation_id)
 
@@ -165,6 +167,7 @@ def ops_complete(operation_id: str, proxy: str | None, token: str | None) -> Non
 def ops_suspend(
     operation_id: str, abort_running_jobs: bool, proxy: str | None, token: str | None
 ) -> None:
+    """Suspend an operation: it starts no new jobs until resumed."""
     with client(proxy, token) as yt:
         yt.suspend_op(operation_id, abort_running_jobs=abort_running_jobs)
 
@@ -174,6 +177,7 @@ def ops_suspend(
 @connection_options
 @reports_errors
 def ops_resume(operation_id: str, proxy: str | None, token: str | None) -> None:
+    """Resume a suspended operation."""
     with client(proxy, token) as yt:
         yt.resume_op(operation_id)
 
@@ -184,7 +188,7 @@ def ops_resume(operation_id: str, proxy: str | None, token: str | None) -> None:
 @connection_options
 @reports_errors
 def ops_update(operation_id: str, parameters: str, proxy: str | None, token: str | None) -> None:
-    """update_op_parameters with a YSON map, e.g. '{pool=batch; weight=2}'."""
+    """Change pool, weight and per-tree options (YSON map, e.g. '{pool=batch; weight=2}')."""
     parsed = parse_yson(parameters, "PARAMETERS")
     if not isinstance(parsed, dict):
         raise YtschedError("InvalidArgument", "PARAMETERS must be a YSON map")
@@ -210,6 +214,7 @@ def jobs_list(
     proxy: str | None,
     token: str | None,
 ) -> None:
+    """Jobs of an operation (optionally of one --state)."""
     with client(proxy, token) as yt:
         click.echo(render(yt.list_jobs(operation_id, job_state=job_state), output_format))
 
@@ -219,6 +224,7 @@ def jobs_list(
 @connection_options
 @reports_errors
 def jobs_stderr(job_id: str, proxy: str | None, token: str | None) -> None:
+    """The tail of a job's stderr (the last 64 KiB)."""
     with client(proxy, token) as yt:
         click.echo(yt.get_job_stderr(job_id), nl=False)
 
@@ -228,6 +234,7 @@ def jobs_stderr(job_id: str, proxy: str | None, token: str | None) -> None:
 @connection_options
 @reports_errors
 def jobs_stdout(job_id: str, proxy: str | None, token: str | None) -> None:
+    """The tail of a job's stdout (the last 64 KiB)."""
     with client(proxy, token) as yt:
         click.echo(yt.get_job_stdout(job_id), nl=False)
 
@@ -240,6 +247,7 @@ def jobs_stdout(job_id: str, proxy: str | None, token: str | None) -> None:
 def jobs_abort(
     job_id: str, interrupt_timeout: int | None, proxy: str | None, token: str | None
 ) -> None:
+    """Abort a running job now, or interrupt it with --interrupt-timeout ms to finish."""
     with client(proxy, token) as yt:
         yt.abort_job(job_id, interrupt_timeout)
 

@@ -148,11 +148,14 @@ def server(
     ui_refresh_period: float,
 ) -> None:
     """Run the scheduler service (HTTP API, OpenAPI at /docs and /openapi.json, Web UI at /ui)."""
+    from ytsched.datadir import lock_data_directory
     from ytsched.server.cluster import ServiceConfig
     from ytsched.server.runner import serve
     from ytsched.store import check_store_url
 
     check_store_url(store)
+    # Before anything touches the directory; held until the process exits.
+    lock = lock_data_directory(data_dir, "ytsched server")
     token = admin_token_for(data_dir, admin_token)
     config = ServiceConfig(
         data_dir=data_dir,
@@ -167,7 +170,10 @@ def server(
         history_period=history_period,
         ui_refresh_period=ui_refresh_period,
     )
-    serve(config, host, port, port_file, advertise_url)
+    try:
+        serve(config, host, port, port_file, advertise_url)
+    finally:
+        lock.release()
 
 
 @click.command("node")

@@ -7,6 +7,7 @@ scenario) is one line on stderr and exit status 2, as for every ytsched command.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -87,11 +88,13 @@ def _seconds(value: str | None, option: str) -> float | None:
         number = float(value)
     except ValueError:
         try:
-            return parse_duration(value) / 1000.0
+            number = parse_duration(value) / 1000.0
         except ValueError as error:
-            raise click.BadParameter(str(error), param_hint=option) from None
+            raise YtschedError("InvalidArgument", f"{option}: {error}") from None
+    if not math.isfinite(number):
+        raise YtschedError("InvalidArgument", f"{option}: {value!r} is not a finite time")
     if number < 0:
-        raise click.BadParameter("must not be negative", param_hint=option)
+        raise YtschedError("InvalidArgument", f"{option}: must not be negative")
     return number
 
 
@@ -132,12 +135,19 @@ def simulate(
     Writes events.jsonl, orchid.jsonl, operations.csv, summary.json and plots/ to --out.
     """
     from ytsched.simulator import simulate as run
+    from ytsched.simulator.limits import check_run
     from ytsched.simulator.outputs import DirectoryRecorder, write_results
 
     try:
         loaded = _load(scenario, trace)
         end = _seconds(until, "--until")
         period = _seconds(orchid_period, "--orchid-period")
+        # Refused before --out is created: a refusal changes nothing.
+        check_run(
+            loaded.duration if end is None else end,
+            loaded.document.orchid_period / 1000.0 if period is None else period,
+            "--until" if end is not None else "duration",
+        )
         with (
             DirectoryRecorder(out, events=not no_events, orchid=period != 0) as recorder,
             _progress(not quiet, f"simulating {scenario.name}") as progress,
@@ -153,6 +163,9 @@ def simulate(
         write_results(result, out, plots=not no_plots)
     except YtschedError as error:
         _fail(error)
+        return
+    except OSError as error:
+        _fail(YtschedError("InvalidOutput", f"{out}: cannot write: {error.strerror or error}"))
         return
     if not quiet:
         counters = result.counters
@@ -207,6 +220,7 @@ def what_if(
     Writes a/ and b/ (each run's operations.csv and summary.json), report.md, report.json and
     side-by-side plots/ to --out.
     """
+    from ytsched.simulator.limits import check_run
     from ytsched.simulator.outputs import write_what_if
     from ytsched.simulator.whatif import render_markdown, run_what_if
 
@@ -215,6 +229,7 @@ def what_if(
         document_a = _read(pools_a)
         document_b = _read(pools_b)
         end = _seconds(until, "--until")
+        check_run(loaded.duration if end is None else end, 0.0, "--until")
         labels = (pools_a.stem, pools_b.stem)
         if labels[0] == labels[1]:
             labels = ("A", "B")
@@ -232,6 +247,9 @@ def what_if(
         write_what_if(study, out, plots=not no_plots)
     except YtschedError as error:
         _fail(error)
+        return
+    except OSError as error:
+        _fail(YtschedError("InvalidOutput", f"{out}: cannot write: {error.strerror or error}"))
         return
     if not quiet:
         click.echo(render_markdown(study.report), nl=False)

@@ -91,6 +91,12 @@ def find_token(token: str | None = None) -> str:
     value = token or os.environ.get("YTSCHED_TOKEN")
     if not value:
         raise ResponseError("NoToken", "no token: pass --token or set YTSCHED_TOKEN")
+    value = value.strip()
+    if not value or any(not c.isprintable() or c.isspace() for c in value):
+        # An HTTP header cannot carry it (a newline would even split the request).
+        raise ResponseError(
+            "InvalidToken", "the token contains whitespace or control characters (a newline?)"
+        )
     return value
 
 

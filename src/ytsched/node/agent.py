@@ -11,7 +11,9 @@ standby (``NotLeader``) or one that cannot reach its instance goes at once to th
 standby named, else to the next instance; the unacknowledged reports go with it.
 
 On SIGINT/SIGTERM (``stop``) the agent kills its jobs and sends a last heartbeat reporting them
-aborted, so the scheduler can reschedule them at once.
+aborted, so the scheduler can reschedule them at once.  If the agent dies instead (``kill -9``),
+its watchdog kills the jobs (:mod:`ytsched.node.watchdog`), and the next agent on the same
+directory kills whatever is left; the directory is locked so that only one agent uses it.
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ from typing import Any
 import httpx
 
 from ytsched.client.client import not_leader
+from ytsched.datadir import lock_data_directory
 from ytsched.node.process import Finished, JobProcess, kill_stale_jobs
+from ytsched.node.watchdog import start_watchdog, stop_watchdog
 
 log = logging.getLogger("ytsched.node")
 
@@ -63,14 +67,16 @@ class NodeAgent:
         self.unreported: dict[str, dict[str, Any]] = {}
         self.stopping = threading.Event()
         self.heartbeats = 0
+        # First of all: a second agent on this directory must not kill the first one's jobs.
+        self.lock = lock_data_directory(data_dir, f"ytsched node {address}")
         self.client = httpx.Client(
             headers={"Authorization": f"Bearer {token}"}, timeout=request_timeout
         )
-        data_dir.mkdir(parents=True, exist_ok=True)
         stale = kill_stale_jobs(self.jobs_dir)
         if stale:
             log.warning("killed %d job(s) left by a previous agent", stale)
         self.jobs_dir.mkdir(parents=True, exist_ok=True)
+        self._watchdog, self._watchdog_fd = start_watchdog(self.jobs_dir)
 
     # --- jobs -------------------------------------------------------------------------------
 
@@ -230,3 +236,5 @@ class NodeAgent:
             with contextlib.suppress(httpx.HTTPError):
                 self.client.post(f"{self.server}/api/v4/node_heartbeat", json=payload, timeout=3)
         self.client.close()
+        stop_watchdog(self._watchdog, self._watchdog_fd)
+        self.lock.release()

@@ -3,7 +3,9 @@
 The command runs through ``/bin/sh -c`` in a new session, so it leads its own process group:
 interrupting or killing the group reaches every process the job started.  stdout and stderr go
 to files in the job's directory (retrievable after the job ends); the group id is written there
-too, so an agent restarted after a crash can kill jobs its predecessor left behind.
+too (with the leader's start time), so the agent's watchdog (:mod:`ytsched.node.watchdog`)
+and an agent restarted after a crash can kill jobs a dead agent left behind, and never an
+unrelated group that reused the number.
 
 Outcomes: exit 0 is ``completed``; a non-zero exit is ``failed``; a job the agent killed
 (abort, or an interruption that outlived its timeout) is ``aborted``.  A job that exits after
@@ -21,6 +23,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
+
+import psutil  # type: ignore[import-untyped]
 
 OUTPUT_TAIL = 64 * 1024
 
@@ -92,7 +96,7 @@ class JobProcess:
             start_new_session=True,
         )
         self.pgid = self.process.pid
-        (directory / "pgid").write_text(str(self.pgid), encoding="utf-8")
+        record_group(directory, self.pgid)
 
     def interrupt(self, signal_name: str | None, timeout: float, now: float) -> None:
         """Deliver the interruption signal; the group is killed if still alive at the deadline."""
@@ -146,17 +150,56 @@ class JobProcess:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
-def kill_stale_jobs(jobs_dir: Path) -> int:
-    """Kill the process groups of jobs a previous agent left running; returns how many."""
-    count = 0
+def _start_time(pid: int) -> float | None:
+    try:
+        return float(psutil.Process(pid).create_time())
+    except (psutil.Error, OSError):
+        return None
+
+
+def record_group(directory: Path, pgid: int) -> None:
+    """Write a job's process-group id and its leader's start time into the job directory."""
+    started = _start_time(pgid)
+    (directory / "pgid.started").write_text("" if started is None else repr(started), "utf-8")
+    (directory / "pgid").write_text(str(pgid), encoding="utf-8")
+
+
+def kill_recorded_group(job_directory: Path) -> bool:
+    """Kill the job group recorded in ``job_directory``; False if it names nothing of ours.
+
+    A group outlives its leader (the shell) while anything the job started runs, and Linux
+    never hands out a pid that is still some group's id: so if a process with the group's
+    number exists but started at another time than our leader, our group is gone and the
+    number was reused by an unrelated process, which must not be killed.
+    """
+    try:
+        pgid = int((job_directory / "pgid").read_text(encoding="utf-8").strip())
+    except (OSError, ValueError):
+        return False
+    if pgid <= 1:
+        return False
+    try:
+        recorded = (job_directory / "pgid.started").read_text(encoding="utf-8").strip()
+    except OSError:
+        recorded = ""
+    current = _start_time(pgid)
+    if current is not None and recorded:
+        with contextlib.suppress(ValueError):
+            if abs(current - float(recorded)) > 0.01:
+                return False
+    kill_group(pgid)
+    return True
+
+
+def kill_jobs_in(jobs_dir: Path) -> int:
+    """Kill every job group recorded under ``jobs_dir``; returns how many were ours."""
     if not jobs_dir.is_dir():
         return 0
-    for pgid_file in jobs_dir.glob("*/pgid"):
-        try:
-            pgid = int(pgid_file.read_text(encoding="utf-8").strip())
-        except (OSError, ValueError):
-            continue
-        kill_group(pgid)
-        count += 1
+    return sum(kill_recorded_group(path.parent) for path in jobs_dir.glob("*/pgid"))
+
+
+def kill_stale_jobs(jobs_dir: Path) -> int:
+    """Kill the process groups of jobs a previous agent left running; returns how many."""
+    count = kill_jobs_in(jobs_dir)
     shutil.rmtree(jobs_dir, ignore_errors=True)
     return count

@@ -609,18 +609,23 @@ class PoolTrees:
                 for address, node in self.nodes.items()
             },
             "operations": {
-                operation_id: {
-                    "state": operation.state.value,
-                    "user": operation.user,
-                    "type": operation.type,
-                    "pool_trees": list(operation.pool_trees),
-                    "start_time": operation.start_time,
-                    "finish_time": operation.finish_time,
-                }
-                for operation_id, operation in self.operations.items()
+                operation_id: self.operation_orchid(operation_id)
+                for operation_id in self.operations
             },
             "user_to_default_pool": dict(self.user_to_default_pool),
             "alerts": self.alerts(),
+        }
+
+    def operation_orchid(self, operation_id: str) -> dict[str, Any]:
+        """``operations/<id>`` of the orchid (KeyError if the operation is not live)."""
+        operation = self.operations[operation_id]
+        return {
+            "state": operation.state.value,
+            "user": operation.user,
+            "type": operation.type,
+            "pool_trees": list(operation.pool_trees),
+            "start_time": operation.start_time,
+            "finish_time": operation.finish_time,
         }
 
     def explain(self, operation_id: str) -> dict[str, object]:

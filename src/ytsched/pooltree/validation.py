@@ -194,13 +194,29 @@ def _check_children_guarantees(
                     )
                 total += value
                 setters.append(kid.name)
-            if setters and total > parent_amounts[resource] + SUM_TOLERANCE:
-                raise SchedulerError(
-                    "GuaranteesExceedParent",
-                    f"{where(parent, tree)}: {option_name}.{resource}"
-                    f" ({parent_amounts[resource]:g})"
-                    f" is less than the sum of children guarantees ({total:g}:"
-                    f" {', '.join(repr(s) for s in setters)})",
-                    pool=parent,
-                    option=f"{option_name}.{resource}",
+            if setters:
+                check_children_sum(
+                    where(parent, tree),
+                    parent,
+                    f"{option_name}.{resource}",
+                    parent_amounts[resource],
+                    total,
+                    setters,
                 )
+
+
+def check_children_sum(
+    place: str, parent: str, option: str, parent_amount: float, total: float, setters: list[str]
+) -> None:
+    """A parent's amount must cover the sum of its children's (``GuaranteesExceedParent``).
+
+    The one rule for live pool trees, the simulator's scenarios and ``fair-share`` snapshots.
+    """
+    if total > parent_amount + SUM_TOLERANCE:
+        raise SchedulerError(
+            "GuaranteesExceedParent",
+            f"{place}: {option} ({parent_amount:g}) is less than the sum of children"
+            f" guarantees ({total:g}: {', '.join(repr(s) for s in setters)})",
+            pool=parent,
+            option=option,
+        )

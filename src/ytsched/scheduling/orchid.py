@@ -86,29 +86,47 @@ def _operation_attributes(state: TreeState, op: ScheduledOperation) -> dict[str,
     return attributes
 
 
+def operation_scheduling_attributes(state: TreeState, op: ScheduledOperation) -> dict[str, Any]:
+    """Scheduling attributes of one operation (the orchid serves single entries with it)."""
+    return _operation_attributes(state, op)
+
+
+def pool_job_counts(state: TreeState) -> dict[str, list[int]]:
+    """Per pool, the preemptible and aggressively preemptible jobs of its whole subtree."""
+    counts: dict[str, list[int]] = {}
+    for op in state.operations.values():
+        _, aggressive, preemptible = op.record.allocations.counts()
+        element: ElementState | None = op.element.parent
+        while element is not None:
+            entry = counts.setdefault(element.name, [0, 0])
+            entry[0] += preemptible
+            entry[1] += aggressive
+            element = element.parent
+    return counts
+
+
+def pool_scheduling_attributes(
+    state: TreeState, element: ElementState, counts: dict[str, list[int]]
+) -> dict[str, Any]:
+    """Scheduling attributes of one pool, given :func:`pool_job_counts` of its tree."""
+    attributes = element_attributes(state, element)
+    preemptible, aggressive = counts.get(element.name, [0, 0])
+    attributes["preemptible_job_count"] = preemptible
+    attributes["aggressively_preemptible_job_count"] = aggressive
+    return attributes
+
+
 def tree_attributes(
     state: TreeState,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
     """Scheduling attributes of every pool and operation of one tree."""
     operations = {op_id: _operation_attributes(state, op) for op_id, op in state.operations.items()}
-    pools: dict[str, dict[str, Any]] = {}
-    counts: dict[str, list[int]] = {}
-    for op_id, op in state.operations.items():
-        element: ElementState | None = op.element.parent
-        attributes = operations[op_id]
-        while element is not None:
-            entry = counts.setdefault(element.name, [0, 0])
-            entry[0] += attributes["preemptible_job_count"]
-            entry[1] += attributes["aggressively_preemptible_job_count"]
-            element = element.parent
-    for name, element in state.elements.items():
-        if element.is_operation:
-            continue
-        attributes = element_attributes(state, element)
-        preemptible, aggressive = counts.get(name, [0, 0])
-        attributes["preemptible_job_count"] = preemptible
-        attributes["aggressively_preemptible_job_count"] = aggressive
-        pools[name] = attributes
+    counts = pool_job_counts(state)
+    pools = {
+        name: pool_scheduling_attributes(state, element, counts)
+        for name, element in state.elements.items()
+        if not element.is_operation
+    }
     return pools, operations
 
 

@@ -34,6 +34,7 @@ from ytsched.server.fastpath import (
     malformed_request_body,
     validation_problems,
 )
+from ytsched.server.limits import BoundedRequests
 from ytsched.server.models import (
     AbortJobRequest,
     AbortOperationRequest,
@@ -56,11 +57,32 @@ from ytsched.server.models import (
     TransferPoolResourcesRequest,
     UpdateParametersRequest,
 )
+from ytsched.server.openapi import install as install_openapi
 from ytsched.server.ui import mount as mount_ui
 from ytsched.server.ytapi import YtApiProtocol
 
 log = logging.getLogger("ytsched.server")
 bearer = HTTPBearer(auto_error=False, description="A token issued by the service")
+
+
+READ_ONLY_COMMANDS = frozenset(
+    {
+        "get", "list", "exists", "check_permission", "get_operation", "list_operations",
+        "explain_operation", "list_jobs", "get_job", "get_job_stderr", "get_job_stdout",
+    }
+)  # fmt: skip
+"""Commands that change nothing: everything else may, and makes the orchid's version new."""
+
+
+def changes_model(scope: Scope) -> bool:
+    """Whether a request may change the model (so orchid reads must not serve older values).
+
+    Decided from the request, not from whether the store has uncommitted writes: heartbeats
+    write all the time, and their writes must not throw the orchid cache away.
+    """
+    if scope["method"] in ("GET", "HEAD", "OPTIONS"):
+        return False
+    return str(scope["path"]).rsplit("/", 1)[-1] not in READ_ONLY_COMMANDS
 
 
 class CommitBeforeAnswer:
@@ -75,8 +97,12 @@ class CommitBeforeAnswer:
             await self.app(scope, receive, send)
             return
 
+        changes = changes_model(scope)
+
         async def send_after_commit(message: Message) -> None:
             if message["type"] == "http.response.start":
+                if changes:
+                    self.cluster.orchid_changed()
                 await self.cluster.flush()
             await send(message)
 
@@ -134,6 +160,7 @@ def create_app(cluster: Cluster, *, background: bool = True) -> FastAPI:
     # Innermost: the YTsaurus HTTP proxy protocol beside our own API (docs/yt-compatibility.md).
     app.add_middleware(YtApiProtocol, cluster=cluster)
     app.add_middleware(CommitBeforeAnswer, cluster=cluster)
+    app.add_middleware(BoundedRequests, limits=cluster.config.limits)
     # Added last, so it runs first: heartbeats skip the framework (see fastpath's docstring).
     app.add_middleware(HeartbeatFastPath, cluster=cluster)
 
@@ -143,7 +170,7 @@ def create_app(cluster: Cluster, *, background: bool = True) -> FastAPI:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, error: StarletteHTTPException) -> JSONResponse:
-        codes = {404: "NoSuchCommand", 405: "MethodNotAllowed"}
+        codes = {400: "InvalidArgument", 404: "NoSuchCommand", 405: "MethodNotAllowed"}
         body = {
             "code": codes.get(error.status_code, "HttpError"),
             "message": str(error.detail),
@@ -291,4 +318,5 @@ def create_app(cluster: Cluster, *, background: bool = True) -> FastAPI:
         return JSONResponse(heartbeats.process(cluster, body))
 
     mount_ui(app)  # the Web UI under /ui (docs/ui.md)
+    install_openapi(app)  # the error answers in /openapi.json
     return app

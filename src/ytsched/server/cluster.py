@@ -28,6 +28,7 @@ from ytsched.server.auth import DEFAULT_POOL_TREES_ACL, AclNode, Auth
 from ytsched.server.errors import ApiError
 from ytsched.server.gcpolicy import CollectorPolicy
 from ytsched.server.history import History
+from ytsched.server.limits import RequestLimits
 from ytsched.store import OperationRow, Store, open_store
 
 log = logging.getLogger("ytsched.server")
@@ -84,6 +85,8 @@ class ServiceConfig:
     """Finished operations whose history is kept (the oldest are dropped)."""
     ui_refresh_period: float = defaults.UI_REFRESH_PERIOD
     """Seconds between the Web UI's live refreshes of a page."""
+    limits: RequestLimits = field(default_factory=RequestLimits)
+    """Bounds on what one request may ask for (:mod:`ytsched.server.limits`)."""
 
 
 @dataclass(slots=True)
@@ -147,6 +150,10 @@ class Cluster:
             finished_operations=config.history_finished_operations,
         )
         self.store.commit()
+        from ytsched.server.orchid_cache import OrchidCache
+
+        self.orchid_cache = OrchidCache(self)
+        """Orchid reads, versioned: rebuilt after updates and commands, per subtree."""
         self._commit_waiter: asyncio.Future[None] | None = None
         self._last_commit = float("-inf")
         self.update_period = (
@@ -333,6 +340,7 @@ class Cluster:
         return now
 
     def _end_tick(self, now: float, update_duration: float) -> None:
+        self.orchid_changed()
         self.last_update_duration = update_duration
         self.history.record(now)
         self.metrics.observe_update(self.last_update_duration)
@@ -371,6 +379,9 @@ class Cluster:
         }
 
     def orchid(self) -> dict[str, Any]:
-        from ytsched.server.orchid import build_orchid
+        """The whole orchid of the current version (shared: do not modify it)."""
+        return self.orchid_cache.full()
 
-        return build_orchid(self)
+    def orchid_changed(self) -> None:
+        """An update ended or a command changed the model: orchid reads see it from now."""
+        self.orchid_cache.invalidate()

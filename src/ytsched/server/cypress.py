@@ -144,7 +144,7 @@ def _get_scheduler(cluster: Cluster, path: YPath, rest: tuple[str, ...]) -> Any:
             return {"scheduler": {}}
         if rest[1] != "scheduler":
             raise resolve_error(path.text, f"no such node {rest[1]!r} in orchid")
-        return navigate(cluster.orchid(), rest[2:], path.text)
+        return cluster.orchid_cache.get(rest[2:], path.text)
     if rest[0] == "config":
         return navigate(cluster.trees.strategy.model_dump(mode="json"), rest[1:], path.text)
     if rest[0] == "user_to_default_pool":

@@ -29,12 +29,10 @@ def explain(cluster: Cluster, operation_id: object) -> dict[str, Any]:
     row = record.row
     live = cluster.live_operation(op_id)
     story = live.explain() if live is not None else {}
-    # Only per-tree operation attributes are read: the scheduler's own orchid has them,
-    # without the service orchid's deep copy and its walk over every node and job.
-    orchid = cluster.scheduler.orchid()
+    # Only the operation's own per-tree entries are read: the orchid cache builds just those
+    # (the whole orchid costs seconds at thousands of operations, all of it on the event loop).
     per_tree: dict[str, Any] = {}
-    for tree, view in orchid.get("pool_trees", {}).items():
-        attributes = view.get("operations", {}).get(op_id)
+    for tree, attributes in cluster.orchid_cache.operation_per_tree(op_id).items():
         if attributes is not None:
             per_tree[tree] = {
                 key: attributes.get(key)

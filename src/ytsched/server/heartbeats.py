@@ -79,13 +79,19 @@ def process(cluster: Cluster, request: HeartbeatRequest) -> dict[str, Any]:
         running_job_ids=tuple(request.running_job_ids),
         finished_jobs=tuple(finished),
     )
+    lost = _lost_jobs(cluster, request, finished)
     response = _veto_suspended(cluster, scheduler.process_heartbeat(heartbeat), now)
     limit = cluster.config.job_output_limit
     touched = set(tracker.running_on(request.address))
     touched.update(f.job_id for f in finished)
     touched.update(a.job_id for a in response.abort)
-    if outputs or response.start or response.interrupt or response.abort or finished:
+    if outputs or response.start or response.interrupt or response.abort or finished or lost:
         with cluster.store.transaction():
+            for job_id in lost:
+                cluster.store.set_job_interruption(
+                    job_id,
+                    {"reason": NODE_OFFLINE, "explanation": f"node {request.address} lost the job"},
+                )
             for report in outputs:
                 if report.exit_code is not None or report.stdout or report.stderr:
                     cluster.store.set_job_output(
@@ -117,6 +123,30 @@ def process(cluster: Cluster, request: HeartbeatRequest) -> dict[str, Any]:
     answer = _answer(cluster, request, response)
     cluster.metrics.observe_heartbeat(time.perf_counter() - started, len(response.start))
     return answer
+
+
+NODE_OFFLINE = "node_offline"
+"""The abort reason of jobs lost with their node (``EAbortReason::NodeOffline``,
+``yt/yt/ytlib/scheduler/public.h``)."""
+
+
+def _lost_jobs(
+    cluster: Cluster, request: HeartbeatRequest, finished: list[FinishedJob]
+) -> list[str]:
+    """Jobs the service runs on this node that the node neither runs nor reports finished.
+
+    Our agent reports every job that ends, so a job missing from its heartbeat was lost with
+    a previous agent process (killed, or its machine restarted): for YTsaurus that job's node
+    went offline.  The scheduling layer aborts these; they are recorded as ``node_offline``.
+    """
+    on_node = cluster.jobs.running_on(request.address)
+    if not on_node:
+        return []
+    reported = set(request.running_job_ids)
+    reported.update(f.job_id for f in finished)
+    if len(reported) >= len(on_node) and on_node <= reported:
+        return []
+    return sorted(on_node - reported)
 
 
 def _veto_suspended(cluster: Cluster, response: HeartbeatResponse, now: float) -> HeartbeatResponse:

@@ -100,9 +100,10 @@ class _StateCollector(Collector):
         running = GaugeMetricFamily(
             "ytsched_pool_running_operation_count", "Running operations.", labels=labels
         )
-        orchid = cluster.orchid()
-        for tree, view in orchid.get("pool_trees", {}).items():
-            for pool, attributes in view.get("pools", {}).items():
+        # Each tree's pools map from the orchid cache: a scrape never builds the whole orchid.
+        for tree in list(cluster.trees.trees):
+            pools = cluster.orchid_cache.get(("pool_trees", tree, "pools"), tree)
+            for pool, attributes in pools.items():
                 for resource, amount in (attributes.get("resource_usage") or {}).items():
                     usage.add_metric([tree, pool, resource], float(amount))
                 for resource, amount in (attributes.get("resource_demand") or {}).items():

@@ -12,6 +12,7 @@ A node's tags are the ones it declares plus ``@user_tags`` set by an administrat
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,8 @@ from ytsched.store import NodeRow
 
 if TYPE_CHECKING:
     from ytsched.server.cluster import Cluster
+
+log = logging.getLogger("ytsched.server")
 
 
 @dataclass(slots=True)
@@ -80,6 +83,7 @@ class NodeTracker:
         tags = sorted(set(tags))
         info = self.nodes.get(address)
         if info is None or info.state != "online":
+            log.info("node %s %s", address, "registered" if info is None else "is back online")
             info = NodeInfo(address, tags, dict(resource_limits), now, registered_at=now)
             self.nodes[address] = info
             changed = True
@@ -105,7 +109,13 @@ class NodeTracker:
         cluster = self.cluster
         info.state = "offline"
         info.extra["offline_reason"] = reason
+        log.warning("node %s is offline (%s); its jobs are aborted", info.address, reason)
         with cluster.store.transaction():
+            # Jobs lost with the node are aborted with YTsaurus's EAbortReason::NodeOffline.
+            for job_id in sorted(cluster.jobs.running_on(info.address)):
+                cluster.store.set_job_interruption(
+                    job_id, {"reason": "node_offline", "explanation": f"node offline: {reason}"}
+                )
             if info.address in cluster.trees.nodes:
                 cluster.trees.unregister_node(info.address)
             cluster.jobs.reconcile_node(info.address)

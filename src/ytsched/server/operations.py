@@ -23,6 +23,7 @@ from ytsched.server.auth import validate_acl
 from ytsched.server.cluster import OperationRecord, iso
 from ytsched.server.errors import ApiError
 from ytsched.server.jobs import job_view
+from ytsched.server.limits import check_spec, check_vanilla_limits
 from ytsched.store import OperationRow
 
 if TYPE_CHECKING:
@@ -229,8 +230,11 @@ def start_operation(
         if r.row.state not in FINAL_STATES
     ):
         raise ApiError("AlreadyExists", f"operation alias {alias!r} is already in use")
+    limits = cluster.config.limits
+    check_spec(spec, limits)
     scheduling = {k: v for k, v in spec.items() if k not in SERVER_SPEC_KEYS}
     parsed = parse_config(OperationSpec, scheduling, "operation spec")
+    check_vanilla_limits({n: t.job_count for n, t in parsed.tasks.items()}, limits)
     check_use(cluster, user, parsed)
     operation_id = new_operation_id()
     now = cluster.now()
@@ -403,7 +407,10 @@ def _job_counts(cluster: Cluster, op_id: str) -> dict[str, Any]:
     counts = cluster.store.job_state_counts(op_id)
     live = cluster.live_operation(op_id)
     pending = live.pending_job_count if live is not None and not live.state.is_final else 0
-    total = sum(task.spec.job_count for task in live.tasks.values()) if live is not None else None
+    if live is not None:
+        total: int | None = sum(task.spec.job_count for task in live.tasks.values())
+    else:  # finished and no longer live (e.g. after a restart): the spec still says it
+        total = _spec_job_count(cluster, op_id)
     return {
         "running": counts.get("running", 0),
         "pending": pending,
@@ -412,6 +419,15 @@ def _job_counts(cluster: Cluster, op_id: str) -> dict[str, Any]:
         "aborted": {"total": counts.get("aborted", 0)},
         "total": total,
     }
+
+
+def _spec_job_count(cluster: Cluster, op_id: str) -> int | None:
+    record = cluster.operations.get(op_id)
+    tasks = record.row.spec.get("tasks") if record is not None else None
+    if not isinstance(tasks, dict):
+        return None
+    counts = [task.get("job_count", 1) for task in tasks.values() if isinstance(task, dict)]
+    return sum(c for c in counts if isinstance(c, int) and not isinstance(c, bool))
 
 
 def operation_view(

@@ -481,6 +481,13 @@ def create_pool(
     attributes.pop("pool_tree", None)
     attributes.pop("parent_name", None)
     name = attributes.pop("name", None)
+    for attribute, value in (("name", name), ("pool_tree", tree_name), ("parent_name", parent)):
+        if value is not None and not isinstance(value, str):
+            raise ApiError(
+                "InvalidAttribute",
+                f"@{attribute} must be a string, got {type(value).__name__} {value!r:.40}",
+                attribute=attribute,
+            )
     if not isinstance(name, str) or not isinstance(tree_name, str):
         raise ApiError("InvalidAttribute", "a pool needs attributes {name = ...; pool_tree = ...}")
     if parent is not None and not isinstance(parent, str):

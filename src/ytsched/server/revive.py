@@ -13,6 +13,7 @@ A new data directory is seeded from ``ServiceConfig.initial_pool_trees``.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from ytsched.server.cluster import Cluster
 
 FINAL = ("completed", "failed", "aborted")
+log = logging.getLogger("ytsched.server")
 
 
 def revive(cluster: Cluster) -> None:
@@ -47,6 +49,17 @@ def revive(cluster: Cluster) -> None:
     _revive_trees(cluster)
     _revive_nodes(cluster)
     _revive_operations(cluster)
+    unfinished = sum(1 for r in cluster.operations.values() if r.row.state not in FINAL)
+    log.info(
+        "revived from %s: %d pool tree(s), %d node(s) awaiting their heartbeat,"
+        " %d unfinished operation(s) with %d running job(s), %d alert(s)",
+        cluster.config.data_dir,
+        len(cluster.trees.trees),
+        len(cluster.nodes.nodes),
+        unfinished,
+        len(cluster.jobs.running),
+        len(cluster.alerts),
+    )
 
 
 def _alert(cluster: Cluster, code: str, message: str) -> None:

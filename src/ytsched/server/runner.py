@@ -11,6 +11,7 @@ once, as a standby, and serves when it wins the lease.
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import socket
 import sys
@@ -19,6 +20,7 @@ from pathlib import Path
 import uvicorn
 import uvloop
 
+from ytsched.errors import YtschedError
 from ytsched.server.app import create_app
 from ytsched.server.cluster import Cluster, ServiceConfig
 from ytsched.server.gcpolicy import CollectorPolicy
@@ -26,9 +28,19 @@ from ytsched.store import is_postgresql
 
 
 def bind(host: str, port: int) -> socket.socket:
+    """A listening socket, or a one-line ``AddressInUse`` / ``InvalidArgument`` refusal."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
+    try:
+        sock.bind((host, port))
+    except OSError as error:
+        sock.close()
+        if error.errno == errno.EADDRINUSE:
+            raise YtschedError(
+                "AddressInUse", f"cannot listen on {host}:{port}: the port is already in use"
+            ) from None
+        reason = error.strerror or str(error)
+        raise YtschedError("InvalidArgument", f"cannot listen on {host}:{port}: {reason}") from None
     sock.listen(2048)
     sock.setblocking(False)
     return sock
@@ -45,11 +57,11 @@ def serve(
     if is_postgresql(config.store):
         serve_instance(config, host, port, port_file, advertise)
         return
+    sock = bind(host, port)  # before revival: a busy port is refused without touching state
     cluster = Cluster(config)
     app = create_app(cluster)
     cluster.collector = CollectorPolicy(observe=cluster.metrics.observe_gc_pause)
     cluster.collector.install()
-    sock = bind(host, port)
     server = uvicorn.Server(
         uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
     )

@@ -46,6 +46,7 @@ from ytsched.simulator.cluster import SimJob, SimNode, build_pool_trees, node_ad
 from ytsched.simulator.controller import ERROR_CODE as CHECK_ERROR_CODE
 from ytsched.simulator.controller import failure_message, survey
 from ytsched.simulator.events import EventQueue
+from ytsched.simulator.limits import check_run
 from ytsched.simulator.results import (
     Counters,
     NullRecorder,
@@ -113,6 +114,7 @@ class Simulation:
         self.progress = progress
         document = scenario.document
         self.orchid_period = document.orchid_period / MS if orchid_period is None else orchid_period
+        check_run(self.end_time, self.orchid_period, "until" if until is not None else "duration")
         self.heartbeat_period = document.cluster.heartbeat_period / MS
         self.trees = build_pool_trees(scenario)
         self.update_period = self.trees.strategy.fair_share_update_period / MS

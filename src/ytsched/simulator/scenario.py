@@ -618,6 +618,10 @@ def load_scenario(document: Any, trace: Sequence[ScenarioOperation] = ()) -> Sce
         raise _from_validation(error) from None
     if trace:
         parsed = _with_trace(parsed, trace)
+    from ytsched.simulator.limits import check_run, check_scenario
+
+    check_scenario(parsed)
+    check_run(parsed.duration / MS, parsed.orchid_period / MS)
     pool_trees = parse_pool_trees(parsed.pool_trees)
     operations = _expand_operations(parsed.operations)
     scenario = Scenario(parsed, pool_trees, operations)

@@ -41,16 +41,35 @@ def _kind(file: Path, text: str) -> str:
 def parse_text(text: str, *, source: str, kind: str) -> Any:
     if kind == "json":
         try:
-            return json.loads(text)
+            return json.loads(text, parse_int=_bounded_int)
         except json.JSONDecodeError as error:
             raise SnapshotError(
                 "SyntaxError",
                 f"{source}: JSON syntax error at line {error.lineno}, column {error.colno}:"
                 f" {error.msg}",
             ) from None
+        except _TooManyDigits as error:
+            raise SnapshotError("SyntaxError", f"{source}: {error}") from None
+        except RecursionError:
+            raise SnapshotError("SyntaxError", f"{source}: JSON nested too deeply") from None
     from ytsched import yson
 
     try:
         return yson.loads(text)
     except yson.YsonError as error:
         raise SnapshotError("SyntaxError", f"{source}: {error}") from None
+    except RecursionError:
+        raise SnapshotError("SyntaxError", f"{source}: YSON nested too deeply") from None
+
+
+class _TooManyDigits(ValueError):
+    pass
+
+
+def _bounded_int(text: str) -> int:
+    """JSON integers of at most 20 digits (uint64); longer ones are refused, not converted
+    (``int()`` of a 5,000-digit literal raises past every handler)."""
+    digits = len(text.lstrip("-"))
+    if digits > 20:
+        raise _TooManyDigits(f"an integer literal of {digits} digits is out of range (uint64)")
+    return int(text)

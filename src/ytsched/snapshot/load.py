@@ -28,6 +28,7 @@ from ytsched.fairshare.model import (
     UpdateOptions,
 )
 from ytsched.resources import (
+    INFINITE_AMOUNT,
     INFINITE_RESOURCES,
     RESOURCE_NAMES,
     ZERO,
@@ -107,7 +108,10 @@ def parse_snapshot(document: Any) -> TreeSnapshot:
     options = _parse_options(document.get("options"))
     totals = None
     if document.get("total_resource_limits") is not None:
-        totals = _amounts(document["total_resource_limits"], "total_resource_limits", ZERO[0])
+        totals = _finite_totals(
+            _amounts(document["total_resource_limits"], "total_resource_limits", ZERO[0]),
+            "total_resource_limits",
+        )
     now = _optional_number(document.get("now"), "snapshot: now")
     prev = _optional_number(document.get("previous_update_time"), "snapshot: previous_update_time")
     if now is not None and prev is not None and prev > now:
@@ -117,7 +121,9 @@ def parse_snapshot(document: Any) -> TreeSnapshot:
     elements = document["elements"]
     if not isinstance(elements, list):
         raise SnapshotError("InvalidSnapshot", "snapshot: 'elements' must be a list")
-    return _parse_elements(elements, options=options, totals=totals, now=now, prev=prev)
+    return _parse_elements(
+        elements, options=options, totals=totals, now=now, prev=prev, map_form=True
+    )
 
 
 def _parse_options(raw: Any) -> UpdateOptions:
@@ -187,6 +193,7 @@ def _parse_elements(
     totals: Vector | None,
     now: float | None,
     prev: float | None,
+    map_form: bool = False,
 ) -> TreeSnapshot:
     pools: list[PoolSpec] = []
     operations: list[OperationSpec] = []
@@ -197,15 +204,24 @@ def _parse_elements(
                 "InvalidElement", f"element #{position}: expected a map, got {type(raw).__name__}"
             )
         name = raw.get("name")
-        if not isinstance(name, str) or not name:
+        if name is not None and not isinstance(name, str):
+            raise SnapshotError(
+                "InvalidElement",
+                f"element #{position}: name: expected a string, got {type(name).__name__}"
+                f" {_shown(name)}",
+            )
+        if not name:
             raise SnapshotError("InvalidElement", f"element #{position}: missing or empty 'name'")
         where = f"element {name!r} (#{position})"
         kind = raw.get("type")
         if kind == "pool":
             pool = _parse_pool(raw, where)
             _validate_integral(pool, raw.get("integral_guarantees"), options, where)
-            if pool.parent is None:
-                root_limits = _amounts(raw.get("resource_limits"), f"{where}: resource_limits", 0.0)
+            if pool.parent is None and raw.get("resource_limits") is not None:
+                root_limits = _finite_totals(
+                    _amounts(raw["resource_limits"], f"{where}: resource_limits", 0.0),
+                    f"{where}: resource_limits",
+                )
             pools.append(pool)
         elif kind == "operation":
             operations.append(_parse_operation(raw, where))
@@ -214,6 +230,15 @@ def _parse_elements(
                 "InvalidElement", f"{where}: 'type' must be 'pool' or 'operation', got {kind!r}"
             )
     _validate_integral_nesting(pools)
+    _validate_parents(pools, operations)
+    if totals is None and root_limits is None and map_form:
+        # Cluster totals used to become silently zero here (every share 0).
+        raise SnapshotError(
+            "InvalidSnapshot",
+            "snapshot: missing 'total_resource_limits' (the cluster's totals, e.g."
+            " {user_slots = 100; cpu = 100; gpu = 0; memory = 1073741824; network = 0}; or"
+            " resource_limits on the root pool)",
+        )
     if totals is None:
         if root_limits is None:
             raise SnapshotError(
@@ -229,6 +254,76 @@ def _parse_elements(
         now=now,
         previous_update_time=prev,
     )
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _finite_totals(totals: Vector, what: str) -> Vector:
+    """Cluster totals must be finite: shares are fractions of them."""
+    for name, value in zip(RESOURCE_NAMES, totals, strict=True):
+        if not math.isfinite(value) or value >= INFINITE_AMOUNT:
+            raise SnapshotError(
+                "InvalidResources", f"{what}.{name}: the cluster total must be a finite amount"
+            )
+    return totals
+
+
+def _validate_parents(pools: list[PoolSpec], operations: list[OperationSpec]) -> None:
+    """A pool's parent must be a pool: say so when it names an operation."""
+    operation_names = {op.name for op in operations}
+    for pool in pools:
+        if pool.parent is not None and pool.parent in operation_names:
+            raise SnapshotError(
+                "InvalidParent",
+                f"pool {pool.name!r}: parent {pool.parent!r} is an operation; only pools have"
+                " children",
+            )
+    for op in operations:
+        if op.parent in operation_names:
+            raise SnapshotError(
+                "InvalidParent",
+                f"operation {op.name!r}: parent {op.parent!r} is an operation; only pools have"
+                " children",
+            )
+
+
+def validate_guarantee_sums(snapshot: TreeSnapshot) -> None:
+    """No pool (below the root) guarantees its children more than it has itself.
+
+    The same rule, and the same check, as for live pool trees and simulator scenarios
+    (:func:`ytsched.pooltree.validation.check_children_sum`); ``ytsched fair-share`` applies
+    it to its input.  The engine itself accepts such trees and shrinks the children
+    proportionally, as YTsaurus's update does (its unit tests and our generated trees rely on
+    that), so library callers of :func:`parse_snapshot` are not refused.
+    """
+    from ytsched.pooltree.validation import check_children_sum
+
+    pools = snapshot.pools
+    by_name = {pool.name: pool for pool in pools}
+    children: dict[str, list[PoolSpec]] = {}
+    for pool in pools:
+        if pool.parent is not None:
+            children.setdefault(pool.parent, []).append(pool)
+    for parent_name, kids in children.items():
+        parent = by_name.get(parent_name)
+        if parent is None or parent.parent is None:
+            continue
+        for index, resource in enumerate(RESOURCE_NAMES):
+            setters = [k for k in kids if index in k.strong_guarantee_resources]
+            if not setters:
+                continue
+            total = sum(k.strong_guarantee_resources[index] for k in setters)
+            check_children_sum(
+                f"pool {parent_name!r}",
+                parent_name,
+                f"strong_guarantee_resources.{resource}",
+                parent.strong_guarantee_resources.get(index, 0.0),
+                total,
+                [k.name for k in setters],
+            )
 
 
 def _named_resources(raw: Any) -> set[str]:

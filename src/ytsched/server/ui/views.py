@@ -50,10 +50,21 @@ def no_such_tree(cluster: Cluster, name: str) -> ApiError:
 
 
 def tree_orchid(cluster: Cluster, name: str) -> dict[str, Any]:
-    """``//sys/scheduler/orchid/scheduler/pool_trees/<name>`` for one tree."""
-    tree = cluster.trees.trees.get(name)
-    if tree is None:
+    """``//sys/scheduler/orchid/scheduler/pool_trees/<name>`` for one tree.
+
+    Built at most once per orchid version (every open page refreshes itself; at thousands of
+    operations a build takes a good part of a second of the event loop).  Do not modify it.
+    """
+    if name not in cluster.trees.trees:
         raise no_such_tree(cluster, name)
+    view: dict[str, Any] = cluster.orchid_cache.memo(
+        ("ui_tree", name), lambda: _build_tree_orchid(cluster, name)
+    )
+    return view
+
+
+def _build_tree_orchid(cluster: Cluster, name: str) -> dict[str, Any]:
+    tree = cluster.trees.trees[name]
     view = tree.orchid()
     state = cluster.scheduler.ledger.tree_states.get(name)
     if state is not None:
