@@ -37,12 +37,16 @@ from ytsched.store.postgresql import PostgresStore, migrate, open_pool
 log = logging.getLogger("ytsched.server")
 
 
-def warm_up() -> None:
+def warm_up(config: ServiceConfig) -> None:
     """Build (and drop) the service's app once while standing by: the framework's first build
     of routes and schemas costs ~0.3 s that a takeover would otherwise pay (later builds
-    ~0.05 s).  The app only keeps the cluster it is given, so a stand-in is enough."""
-    stand_in = types.SimpleNamespace(store=types.SimpleNamespace(deferred=False))
-    create_app(cast(Cluster, stand_in), background=False)
+    ~0.05 s).  Building reads only the cluster's config and store flag, so a stand-in is
+    enough; if that ever changes, the warm-up is skipped (it only saves time)."""
+    stand_in = types.SimpleNamespace(config=config, store=types.SimpleNamespace(deferred=False))
+    try:
+        create_app(cast(Cluster, stand_in), background=False)
+    except Exception:  # an optimization must never keep a standby from standing by
+        log.warning("warming up the app failed; the takeover will build it", exc_info=True)
 
 
 class Instance:
@@ -70,7 +74,7 @@ class Instance:
 
     def start(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
-        warm_up()
+        warm_up(self.config)
         self.elector.start()
 
     # --- callbacks from the election thread ------------------------------------------------

@@ -72,7 +72,8 @@ class Elector:
     def stop(self) -> None:
         """Stop campaigning; a leader releases the lease so a standby takes over at once."""
         self._stop.set()
-        self._thread.join(timeout=5)
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
         with contextlib.suppress(Exception), self.pool.connection(timeout=2) as conn:
             if self.epoch is not None:
                 election.release(conn, self.epoch)
