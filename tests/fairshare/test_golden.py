@@ -131,7 +131,8 @@ def _gpu_sha256() -> str:
     return hashlib.sha256(GPU_DUMP.read_bytes()).hexdigest()
 
 
-def _run(source: dict[str, Any]) -> UpdateResult:
+def golden_document(source: dict[str, Any]) -> Any:
+    """The snapshot document a golden file's ``source`` describes."""
     if source["kind"] == "gpu_dump":
         assert GPU_DUMP is not None
         elements = loads(GPU_DUMP.read_text(encoding="utf-8"))
@@ -140,7 +141,11 @@ def _run(source: dict[str, Any]) -> UpdateResult:
         document = generate_tree(**source["params"])
         if "fifo_guarantee" in source:
             _enable_fifo_reordering(document, source["fifo_guarantee"])
-    return run_update(parse_snapshot(document))
+    return document
+
+
+def _run(source: dict[str, Any]) -> UpdateResult:
+    return run_update(parse_snapshot(golden_document(source)))
 
 
 def _in_fifo_pool(element: Element) -> bool:

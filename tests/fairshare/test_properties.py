@@ -76,9 +76,10 @@ def test_guarantees_are_honoured_when_demand_allows(document: dict[str, Any]) ->
     """Some resource of every pool reaches min(guarantee, demand it can use)."""
     result = compute(document)
     for pool in result.pools.values():
-        if pool.is_root or pool.fsbs is None:
+        if pool.is_root:
             continue
-        limited_demand = pool.fsbs.right_value
+        limited_demand = pool.limited_demand_share
+        assert limited_demand is not None
         guarantee = pool.strong_guarantee_share
         if max(guarantee) <= TOLERANCE:
             continue

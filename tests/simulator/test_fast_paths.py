@@ -3,8 +3,7 @@
 * ``Scheduler.fast_path``: heartbeats whose scheduling stages cannot act are answered without
   running them (``Scheduler._stages_idle``);
 * ``Simulation.park_idle_nodes``: such heartbeats are not even run; nodes wake when they could
-  act (``Scheduler.heartbeat_would_act``) and skipped heartbeats are accounted;
-* the fair-share engine memoizes operations' functions on their exact inputs.
+  act (``Scheduler.heartbeat_would_act``) and skipped heartbeats are accounted.
 
 Random small scenarios exercise what could make an idle-looking heartbeat act: starvation and
 preemption (normal and aggressive), graceful operations, scheduling tag filters, resource
@@ -24,7 +23,6 @@ import pytest
 
 from tests.simulator.helpers import GIB, node_group, operation, pool, tree
 from ytsched.errors import YtschedError
-from ytsched.fairshare import functions
 from ytsched.scheduling import FinishedJob, JobOutcome, NodeHeartbeat, Scheduler
 from ytsched.simulator import ListRecorder, load_scenario
 from ytsched.simulator.cluster import build_pool_trees
@@ -171,13 +169,6 @@ def _random_document(seed: int) -> dict[str, Any]:
     }
 
 
-class _Forgetful(dict[bytes, Any]):
-    """A memo that never finds anything: every function is computed afresh."""
-
-    def get(self, key: bytes, default: Any = None) -> Any:
-        return default
-
-
 def _outputs(document: dict[str, Any], *, fast: bool) -> dict[str, Any]:
     recorder = ListRecorder()
     simulation = Simulation(load_scenario(document), recorder=recorder)
@@ -192,13 +183,7 @@ def _outputs(document: dict[str, Any], *, fast: bool) -> dict[str, Any]:
         return process(heartbeat)
 
     scheduler.process_heartbeat = counted  # type: ignore[method-assign]
-    saved = functions._OPERATION_FUNCTIONS
-    if not fast:
-        functions._OPERATION_FUNCTIONS = _Forgetful()
-    try:
-        result = simulation.run()
-    finally:
-        functions._OPERATION_FUNCTIONS = saved
+    result = simulation.run()
     scheduler = result.scheduler
     nodes = {
         address: (

@@ -81,6 +81,11 @@ class Element:
     child_fsbff: list[PLF] | None = None
     prepared: bool = False
 
+    # What callers read of the functions (the native core keeps the functions themselves):
+    # segment counts of (FSBS, FSBFF, MFFBS) and the FSBS right value (limited demand share).
+    function_sizes: tuple[int, int, int] | None = None
+    limited_demand_share: Vector | None = None
+
     # -- configuration views --
 
     @property

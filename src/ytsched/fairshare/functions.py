@@ -16,34 +16,18 @@ For every element we build (``TElement::PrepareFairShareFunctions`` in
 The root is then offered suggestion 1 and each pool hands its children the suggestions implied by
 its fit factor, lowering the fit factor where a jump would overshoot.
 
-Fast paths
-==========
-
-Two implementations build these functions.  The *reference* (``_operation_fsbff``,
-``_fair_share_pool_fsbff``, ``_improved_fsbff``, ``_fifo_fsbff``, ``_max_fit_factor_by_suggestion``
-and ``plf.compose``/``plf.compress``) is the line-by-line port of YTsaurus.  The *fast* one
-(:func:`_fast_fsbff` and :func:`ytsched.fairshare.fast_plf.prepare_functions`, the default)
-computes the very same functions, segment for segment and bit for bit, without the generic
-sampling machinery; see :mod:`ytsched.fairshare.fast_plf` for what it relies on.  Where one of
-those assumptions does not hold for some input (children without a common domain in an improved
-pool, a FIFO child whose FSBS does not start at zero on ``[0, 1]``, an MFFBS term whose domain
-is not ``[0, 1]``) the fast path hands that element to the reference.  The top-down pass uses two
-more shortcuts in :func:`distribute_vector` (:func:`_fast_children_total`).
-:func:`reference_implementation` switches everything back to the reference; the tests in
-``tests/fairshare/test_fast_paths.py`` compare both on random functions and random trees, and
-``tests/fairshare/test_golden.py`` pins the results on large trees.
+This is the *reference* implementation, the line-by-line port of YTsaurus that the tests
+compare the native core (``src/native/``, :mod:`ytsched.fairshare.native`) against, bit for bit.
+It is deliberately plain; speed lives in the native core.
 """
 
 from __future__ import annotations
 
 import functools
 import gc
-import struct
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
-from ytsched.fairshare import fast_plf
 from ytsched.fairshare.elements import Element
 from ytsched.fairshare.model import SchedulingMode, UpdateOptions
 from ytsched.fairshare.plf import (
@@ -162,92 +146,25 @@ def without_cyclic_gc(func: Callable[_P, _R]) -> Callable[_P, _R]:
     return wrapper
 
 
-_fast_paths = True
-
-
-@contextmanager
-def reference_implementation() -> Iterator[None]:
-    """Use the straightforward port (``plf``) instead of the fast paths while in the block.
-
-    The fast paths (:mod:`ytsched.fairshare.fast_plf`) must build the same functions bit for
-    bit; tests run both and compare, and the benchmark can time either.  Not thread-safe: it
-    flips a module-level switch.
-    """
-    global _fast_paths
-    saved = _fast_paths
-    _fast_paths = False
-    try:
-        yield
-    finally:
-        _fast_paths = saved
-
-
 @without_cyclic_gc
 def prepare_recursively(element: Element, options: UpdateOptions) -> None:
     """Build FSBFF, MFFBS and FSBS bottom-up, skipping elements already prepared."""
     _prepare(element, options)
 
 
-_OPERATION_FUNCTIONS: dict[bytes, tuple[PLF, PLF, PLF]] = {}
-"""Memo of :func:`_prepare` for operations: the exact inputs -> (FSBFF, MFFBS, FSBS)."""
-_OPERATION_FUNCTIONS_LIMIT = 1 << 15
-_OPERATION_KEY = struct.Struct("<20d?")
-
-
-def _prepare_operation(element: Element, options: UpdateOptions) -> None:
-    """An operation's three functions depend on nothing but its usage and demand shares, its
-    limits and guarantee shares and whether it uses the step function (see :func:`_fast_fsbff`
-    and :func:`fast_plf.prepare_functions`).  Most operations keep all of these from one update
-    to the next, so the functions are memoized on the exact bit patterns of those inputs (a
-    packed key: ``-0.0`` and ``0.0`` differ, a NaN equals itself); a hit returns the very
-    functions the computation would build again.  The functions are immutable once built
-    (``PLF.from_chain``: the point lists are never modified afterwards), so updates can share
-    them.
-    """
-    usage = element.usage_share
-    demand = element.demand_share
-    limits = element.limits_share
-    guarantee = element.guarantee_share
-    step = _uses_step_function(element, options)
-    key = _OPERATION_KEY.pack(*usage, *demand, *limits, *guarantee, step)
-    found = _OPERATION_FUNCTIONS.get(key)
-    if found is None:
-        xs, ys = fast_plf.operation_fsbff(usage, demand, step)
-        fsbff = PLF.from_chain(xs, ys, VECTOR_OPS)
-        (mx, my), (sx, sv) = fast_plf.prepare_functions(xs, ys, limits, guarantee)
-        found = (fsbff, PLF.from_chain(mx, my, SCALAR_OPS), PLF.from_chain(sx, sv, VECTOR_OPS))
-        if len(_OPERATION_FUNCTIONS) >= _OPERATION_FUNCTIONS_LIMIT:
-            _OPERATION_FUNCTIONS.clear()
-        _OPERATION_FUNCTIONS[key] = found
-    element.fsbff, element.mffbs, element.fsbs = found
-    element.prepared = True
-
-
 def _prepare(element: Element, options: UpdateOptions) -> None:
     if element.prepared:
         return
-    if _fast_paths and element.is_operation:
-        _prepare_operation(element, options)
-        return
     for child in element.children:
         _prepare(child, options)
-    if _fast_paths:
-        element.fsbff = _fast_fsbff(element, options)
-        fx, fv = element.fsbff.chain()
-        (mx, my), (sx, sv) = fast_plf.prepare_functions(
-            fx, fv, element.limits_share, element.guarantee_share
-        )
-        element.mffbs = PLF.from_chain(mx, my, SCALAR_OPS)
-        element.fsbs = PLF.from_chain(sx, sv, VECTOR_OPS)
+    if element.is_operation:
+        element.fsbff = _operation_fsbff(element, options)
+    elif element.mode is SchedulingMode.FIFO:
+        element.fsbff = _fifo_fsbff(element, options)
     else:
-        if element.is_operation:
-            element.fsbff = _operation_fsbff(element, options)
-        elif element.mode is SchedulingMode.FIFO:
-            element.fsbff = _fifo_fsbff(element, options)
-        else:
-            element.fsbff = _fair_share_pool_fsbff(element, options)
-        element.mffbs = _max_fit_factor_by_suggestion(element, element.fsbff)
-        element.fsbs = compress(element.fsbff.compose(element.mffbs))
+        element.fsbff = _fair_share_pool_fsbff(element, options)
+    element.mffbs = _max_fit_factor_by_suggestion(element, element.fsbff)
+    element.fsbs = compress(element.fsbff.compose(element.mffbs))
     element.prepared = True
 
 
@@ -259,58 +176,6 @@ def _uses_step_function(element: Element, options: UpdateOptions) -> bool:
         and parent.step_function_enabled_here
         and element.is_gang_like
     )
-
-
-def _fast_fsbff(element: Element, options: UpdateOptions) -> PLF:
-    """FSBFF through :mod:`fast_plf`; the same function as the reference builders below.
-
-    * operation: the chain of ``_operation_fsbff`` written down directly;
-    * FIFO pool: :func:`fast_plf.fifo_concat` for both constructions (the fast one is that
-      concatenation by definition; the generic sum of shifted children equals it point for
-      point when every child's FSBS starts at zero on ``[0, 1]``, which it checks);
-    * fair-share pool: children scaled and extended (``scale_argument``/``extend_right``) and
-      summed by cursor walks (numpy for large sums), or for the improved construction
-      (``TCompositeElement::PrepareFairShareByFitFactor`` with
-      ``enable_improved_fair_share_by_fit_factor_computation``) one fit-factor unit per
-      (critical point, child) with the children's parts kept as value tables
-      (:class:`fast_plf.ImprovedParts`), their chains built only when asked for.
-    """
-    if element.is_operation:
-        xs, ys = fast_plf.operation_fsbff(
-            element.usage_share, element.demand_share, _uses_step_function(element, options)
-        )
-        return PLF.from_chain(xs, ys, VECTOR_OPS)
-    if element.mode is SchedulingMode.FIFO:
-        children = element.sorted_children
-        if not children:
-            return PLF.constant(0.0, 1.0, ZERO, VECTOR_OPS)
-        chain = fast_plf.fifo_concat([_fsbs(child).chain() for child in children])
-        if chain is None:
-            return _fifo_fsbff(element, options)
-        return PLF.from_chain(chain[0], chain[1], VECTOR_OPS)
-    if not element.children:
-        return PLF.constant(0.0, 1.0, ZERO, VECTOR_OPS)
-    min_weight = _min_child_weight(element)
-    scaled = [
-        fast_plf.scale_and_extend(*_fsbs(child).chain(), child.weight / min_weight)
-        for child in element.children
-    ]
-    if options.enable_improved_fair_share_by_fit_factor_computation:
-        improved = fast_plf.improved_sum(scaled)
-        if improved is None:
-            return _improved_fsbff(
-                element, [PLF.from_chain(xs, ys, VECTOR_OPS) for xs, ys in scaled]
-            )
-        (xs, ys), parts = improved
-        func = fast_plf.ImprovedFsbff.from_chain(xs, ys, VECTOR_OPS)
-        func.parts = parts
-        element.child_fsbff = [
-            PLF.lazy(functools.partial(parts.chain, index), VECTOR_OPS)
-            for index in range(len(scaled))
-        ]
-        return func
-    xs, ys = fast_plf.sum_chains(scaled)
-    return PLF.from_chain(xs, ys, VECTOR_OPS)
 
 
 def _fsbs(element: Element) -> PLF:
@@ -525,40 +390,8 @@ def _child_shares(pool: Element, fit_factor: float) -> list[Vector]:
             assert fsbs is not None
             shares[satisfied] = fsbs.value_at(partial)
         return shares
-    if isinstance(pool.fsbff, fast_plf.ImprovedFsbff):
-        return pool.fsbff.parts.shares(fit_factor)
     assert pool.child_fsbff is not None
     return [func.value_at(fit_factor) for func in pool.child_fsbff]
-
-
-def _fast_children_total(pool: Element) -> Callable[[float], Vector] | None:
-    """``children_total`` of :func:`distribute_vector` without re-evaluating every child.
-
-    Improved pools evaluate their children's parts directly (:class:`fast_plf.ImprovedParts`).
-    In a FIFO pool the children before the partially served one contribute their full share,
-    the ones after it exactly zero, so the in-order sum is a running prefix of full shares plus
-    the partial child's share (adding zeros changes nothing).
-    """
-    fsbff = pool.fsbff
-    if isinstance(fsbff, fast_plf.ImprovedFsbff):
-        return fsbff.parts.total
-    if pool.mode is not SchedulingMode.FIFO:
-        return None
-    children = pool.sorted_children
-    prefix = [ZERO]
-    acc = ZERO
-    for child in children:
-        acc = vadd(acc, _fsbs(child).value_at(1.0))
-        prefix.append(acc)
-
-    def total(fit_factor: float) -> Vector:
-        satisfied = int(fit_factor)
-        partial = fit_factor - satisfied
-        if partial != 0.0:
-            return vadd(prefix[satisfied], _fsbs(children[satisfied]).value_at(partial))
-        return prefix[satisfied]
-
-    return total
 
 
 def distribute_vector(
@@ -580,8 +413,6 @@ def distribute_vector(
         return acc
 
     children_total: Callable[[float], Vector] = reference_total
-    if _fast_paths:
-        children_total = _fast_children_total(element) or reference_total
 
     assert element.fsbff is not None
     right_bound = element.fsbff.right_bound

@@ -209,7 +209,8 @@ class PLF:
     def chain(self) -> tuple[list[float], list[Any]]:
         """Arguments and values of the points of a function whose segments join end to end.
 
-        Every function the update builds is such a chain (see :mod:`ytsched.fairshare.fast_plf`).
+        Every function the update builds is such a chain (the native core, ``src/native/``,
+        stores functions only that way).
         """
         chain = self._chain
         if chain is None:

@@ -21,7 +21,10 @@ top-down pass), :mod:`ytsched.fairshare.guarantees` and :mod:`ytsched.fairshare.
 
 from __future__ import annotations
 
+import os
+import warnings
 from dataclasses import dataclass, field
+from typing import Literal
 
 from ytsched.fairshare import functions, guarantees, integral
 from ytsched.fairshare.elements import Element
@@ -70,12 +73,49 @@ class UpdateResult:
     options: UpdateOptions
 
 
-@functions.without_cyclic_gc
-def run_update(snapshot: TreeSnapshot) -> UpdateResult:
+Engine = Literal["native", "python"]
+ENGINE_VARIABLE = "YTSCHED_ENGINE"
+"""Environment variable choosing the default engine: ``native`` (default) or ``python``."""
+
+_warned_fallback = False
+
+
+def run_update(snapshot: TreeSnapshot, engine: Engine | None = None) -> UpdateResult:
     """Compute fair shares (and integral volumes) for one tree snapshot.
 
     Pure and deterministic: the snapshot is not modified and nothing outside it is read.
+    ``engine`` picks the implementation: ``native`` (the C++ core, bit-identical to the
+    reference and the default) or ``python`` (:func:`run_reference_update`, the reference the
+    tests compare against).  Without it, ``$YTSCHED_ENGINE`` decides, then ``native``; if the
+    compiled core is missing (a source checkout that was never built) the reference runs, with
+    a warning.
     """
+    from ytsched.fairshare import flat, native
+
+    chosen = engine or os.environ.get(ENGINE_VARIABLE) or "native"
+    if chosen == "python":
+        flat.build_flat(snapshot)  # the same input checks as the native path
+        return run_reference_update(snapshot)
+    if chosen != "native":
+        raise ValueError(f"unknown fair-share engine {chosen!r} (expected native or python)")
+    if engine is None and not native.native_available():
+        global _warned_fallback
+        if not _warned_fallback:
+            _warned_fallback = True
+            warnings.warn(
+                "ytsched's native fair-share core is not built; using the (slow) Python"
+                " reference engine. Reinstall with `pip install -e .` and a C++17 compiler.",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        flat.build_flat(snapshot)
+        return run_reference_update(snapshot)
+    return native.run_native_update(snapshot)
+
+
+@functions.without_cyclic_gc
+def run_reference_update(snapshot: TreeSnapshot) -> UpdateResult:
+    """The reference engine: the straightforward Python port, step by step."""
     root, pools, operations = build_tree(snapshot)
     context = UpdateContext(
         options=snapshot.options,
@@ -103,6 +143,15 @@ def run_update(snapshot: TreeSnapshot) -> UpdateResult:
         functions.distribute_scalar(root, 1.0, False)
     _compute_promised_guarantee_fair_share(root, context.options)
     _update_root_fair_share(root)
+    for element in (*pools.values(), *operations.values()):
+        fsbs, fsbff, mffbs = element.fsbs, element.fsbff, element.mffbs
+        if fsbs is not None and fsbff is not None and mffbs is not None:
+            element.function_sizes = (
+                len(fsbs.segments),
+                len(fsbff.segments),
+                len(mffbs.segments),
+            )
+            element.limited_demand_share = fsbs.right_value
 
     return UpdateResult(
         root=root,

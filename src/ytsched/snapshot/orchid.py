@@ -39,12 +39,13 @@ def detailed_map(share: DetailedShare) -> dict[str, dict[str, float]]:
 
 
 def _function_sizes(element: Element) -> dict[str, int] | None:
-    if element.fsbs is None or element.fsbff is None or element.mffbs is None:
+    sizes = element.function_sizes
+    if sizes is None:
         return None
     return {
-        "fair_share_by_suggestion_size": len(element.fsbs.segments),
-        "fair_share_by_fit_factor_size": len(element.fsbff.segments),
-        "max_fit_factor_by_suggestion_size": len(element.mffbs.segments),
+        "fair_share_by_suggestion_size": sizes[0],
+        "fair_share_by_fit_factor_size": sizes[1],
+        "max_fit_factor_by_suggestion_size": sizes[2],
     }
 
 
@@ -69,8 +70,8 @@ def element_attributes(element: Element, result: UpdateResult) -> dict[str, Any]
         "weight": element.weight,
         "fair_share_functions_statistics": _function_sizes(element),
     }
-    if element.fsbs is not None:
-        limited = element.fsbs.right_value
+    limited = element.limited_demand_share
+    if limited is not None:
         attributes["limited_demand_share"] = vector_map(limited)
         attributes["dominant_limited_demand_share"] = max(limited)
     if element.is_operation:

@@ -1,0 +1,83 @@
+// nanobind module ``ytsched.fairshare._native``: one entry point, ``run_update``, on flat
+// arrays that ytsched/fairshare/native.py builds and validates.  The GIL is released while the
+// update runs; engine failures raise ``NativeEngineError``.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include "update.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace {
+
+template <class T>
+using Matrix = nb::ndarray<T, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+template <class T>
+using Array = nb::ndarray<const T, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+nb::tuple vec(const ytsched::Vec& v) { return nb::make_tuple(v[0], v[1], v[2], v[3], v[4]); }
+
+nb::tuple run(Matrix<const double> in_f, Matrix<const int32_t> in_i, Array<double> opts_f,
+              Array<int32_t> opts_i, Matrix<double> out_f, Matrix<int32_t> out_i) {
+    const int64_t n = static_cast<int64_t>(in_f.shape(0));
+    if (in_f.shape(1) != ytsched::kInF || in_i.shape(1) != ytsched::kInI ||
+        out_f.shape(1) != ytsched::kOutF || out_i.shape(1) != ytsched::kOutI ||
+        static_cast<int64_t>(in_i.shape(0)) != n || static_cast<int64_t>(out_f.shape(0)) != n ||
+        static_cast<int64_t>(out_i.shape(0)) != n)
+        throw nb::value_error("run_update: array shapes do not match the flat layout");
+    if (opts_f.shape(0) != 11 || opts_i.shape(0) != 10)
+        throw nb::value_error("run_update: option arrays have the wrong length");
+    const double* of = opts_f.data();
+    const int32_t* oi = opts_i.data();
+    ytsched::Options o;
+    o.total = {of[0], of[1], of[2], of[3], of[4]};
+    o.now = of[5];
+    o.previous_update_time = of[6];
+    o.saturation_period = of[7];
+    o.smooth_period = of[8];
+    o.relaxed_share_multiplier_limit = of[9];
+    o.weight_multiplier = of[10];
+    o.has_times = oi[0] != 0;
+    o.main_resource = oi[1];
+    o.should_distribute_free_volume = oi[2] != 0;
+    o.step_function_for_gangs = oi[3] != 0;
+    o.improved = oi[4] != 0;
+    o.improved_gap = oi[5] != 0;
+    o.fast_fifo = oi[6] != 0;
+    o.fifo_reordering = oi[7] != 0;
+    o.has_weight_multiplier = oi[8] != 0;
+    o.truncate_inferred_guarantees = oi[9] != 0;
+    if (o.main_resource < 0 || o.main_resource > 4)
+        throw nb::value_error("run_update: main resource index out of range");
+
+    ytsched::Errors errors;
+    {
+        nb::gil_scoped_release release;
+        ytsched::run_update(n, in_f.data(), in_i.data(), o, out_f.data(), out_i.data(), errors);
+    }
+    std::vector<double> steps(errors.step_seconds, errors.step_seconds + ytsched::kStepCount);
+    return nb::make_tuple(errors.nested_promised, errors.flow_overcommit, errors.burst_overcommit,
+                          vec(errors.total_strong), vec(errors.total_flow),
+                          vec(errors.total_burst), steps);
+}
+
+}  // namespace
+
+NB_MODULE(_native, m) {
+    m.doc() = "Native fair-share update (C++17), bit-identical to ytsched.fairshare's reference.";
+    nb::exception<ytsched::EngineError>(m, "NativeEngineError");
+    m.def("run_update", &run, "in_f"_a, "in_i"_a, "opts_f"_a, "opts_i"_a, "out_f"_a, "out_i"_a,
+          "Run one update on the flat tree; fills out_f/out_i and returns the error summary.");
+    m.attr("IN_F") = static_cast<int>(ytsched::kInF);
+    m.attr("IN_I") = static_cast<int>(ytsched::kInI);
+    m.attr("OUT_F") = static_cast<int>(ytsched::kOutF);
+    m.attr("OUT_I") = static_cast<int>(ytsched::kOutI);
+#ifdef YTSCHED_SANITIZED
+    m.attr("SANITIZED") = true;
+#else
+    m.attr("SANITIZED") = false;
+#endif
+}

@@ -1,0 +1,743 @@
+// Chain operations; see plf.hpp.  Each function names the Python reference it mirrors.
+#include "plf.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+namespace ytsched {
+
+namespace {
+
+[[noreturn]] void fail(const std::string& what) { throw EngineError(what); }
+
+// bisect_left(xs, x, lo)
+std::size_t bisect_left(const std::vector<double>& xs, double x, std::size_t lo = 0) {
+    return static_cast<std::size_t>(std::lower_bound(xs.begin() + lo, xs.end(), x) - xs.begin());
+}
+
+// bisect_right(xs, x, lo, hi)
+std::size_t bisect_right(const std::vector<double>& xs, double x, std::size_t lo, std::size_t hi) {
+    return static_cast<std::size_t>(
+        std::upper_bound(xs.begin() + lo, xs.begin() + hi, x) - xs.begin());
+}
+
+double segment_value(double x0, double y0, double x1, double y1, double m) {
+    if (x0 == x1) return y0;
+    return interpolate(x0, y0, x1, y1, m);
+}
+
+}  // namespace
+
+// ``PLF.value_at``: the left limit.
+Vec value_at(const VChain& f, double x) {
+    const std::size_t j = bisect_left(f.x, x, 1);
+    if (j >= f.x.size()) fail("value_at: argument beyond the function's domain");
+    const std::size_t i = j - 1;
+    const double lb = f.x[i];
+    const double rb = f.x[i + 1];
+    if (lb == rb) return f.y[i];
+    return interpolate_vector(lb, f.y[i], rb, f.y[i + 1], x);
+}
+
+// ``PLF.right_limit_at``.
+Vec right_limit_at(const VChain& f, double x) {
+    const std::size_t j = bisect_right(f.x, x, 0, f.x.size() - 1);
+    if (j == 0) fail("right_limit_at: argument before the function's domain");
+    const std::size_t i = j - 1;
+    const double lb = f.x[i];
+    const double rb = f.x[i + 1];
+    if (lb == rb) return f.y[i + 1];
+    return interpolate_vector(lb, f.y[i], rb, f.y[i + 1], x);
+}
+
+double value_at(const SChain& f, double x) {
+    const std::size_t j = bisect_left(f.x, x, 1);
+    if (j >= f.x.size()) fail("value_at: argument beyond the function's domain");
+    const std::size_t i = j - 1;
+    const double lb = f.x[i];
+    const double rb = f.x[i + 1];
+    if (lb == rb) return f.y[i];
+    return interpolate(lb, f.y[i], rb, f.y[i + 1], x);
+}
+
+uint64_t double_to_key(double x) {
+    uint64_t bits;
+    std::memcpy(&bits, &x, sizeof bits);
+    constexpr uint64_t sign = uint64_t{1} << 63;
+    return (bits & sign) ? ~bits : (bits ^ sign);
+}
+
+double key_to_double(uint64_t key) {
+    constexpr uint64_t sign = uint64_t{1} << 63;
+    const uint64_t bits = (key & sign) ? (key ^ sign) : ~key;
+    double x;
+    std::memcpy(&x, &bits, sizeof x);
+    return x;
+}
+
+VChain constant_chain(double lb, double rb, const Vec& value) {
+    VChain c;
+    c.x = {lb, rb};
+    c.y = {value, value};
+    return c;
+}
+
+// ``functions._operation_fsbff`` through the merge rule.
+VChain operation_fsbff(const Vec& usage, const Vec& demand, bool step) {
+    VChain c;
+    if (step) {
+        if (demand == kZero) return constant_chain(0.0, 2.0, kZero);
+        c.x = {0.0, 1.0, 1.0, 2.0};
+        c.y = {kZero, kZero, demand, demand};
+        return c;
+    }
+    const double max_usage = vmaxcomp(usage);
+    if (max_usage == 0.0) {
+        c.x = {0.0, 1.0};
+        c.y = {kZero, kZero};
+    } else {
+        c.x = {0.0};
+        c.y = {kZero};
+        double previous = 0.0;
+        Vec sorted = usage;
+        std::stable_sort(sorted.begin(), sorted.end());
+        for (double value : sorted) {
+            const double fit_factor = value / max_usage;
+            if (fit_factor > previous) {
+                add_point(c.x, c.y, fit_factor, vmin(vconst(value), usage));
+                previous = fit_factor;
+            }
+        }
+    }
+    push_point(c.x, c.y, 2.0, demand);
+    return c;
+}
+
+// ``fsbs.scale_argument(scale).extend_right(1.0)``; a function that neither changes is returned
+// as it is (``nullptr``), sparing the copy.
+const VChain* scale_and_extend(const VChain& f, double scale, VChain& c) {
+    if (scale != 1.0) {
+        c.x.clear();
+        c.y.clear();
+        c.x.reserve(f.x.size() + 1);
+        c.y.reserve(f.x.size() + 1);
+        c.x.push_back(f.x[0] / scale);
+        c.x.push_back(f.x[1] / scale);
+        c.y.push_back(f.y[0]);
+        c.y.push_back(f.y[1]);
+        for (std::size_t j = 2; j < f.x.size(); ++j) push_point(c.x, c.y, f.x[j] / scale, f.y[j]);
+    } else if (f.x.back() < 1.0) {
+        c = f;
+    } else {
+        return &f;
+    }
+    if (c.x.back() < 1.0) {
+        const Vec last = c.y.back();
+        push_point(c.x, c.y, 1.0, last);
+    }
+    return &c;
+}
+
+namespace {
+
+// Left and right limits (``left_right_limit_at``) at increasing ``points`` in the domain; the
+// reference interpolates on every non-vertical segment (even a horizontal one).
+void sample_limits(const VChain& f, const std::vector<double>& points, std::vector<Vec>& lefts,
+                   std::vector<Vec>& rights) {
+    const auto& xs = f.x;
+    const auto& ys = f.y;
+    const std::size_t n = xs.size();
+    lefts.resize(points.size());
+    rights.resize(points.size());
+    std::size_t i = bisect_left(xs, points[0]);
+    for (std::size_t k = 0; k < points.size(); ++k) {
+        const double p = points[k];
+        while (i < n && xs[i] < p) ++i;
+        if (i >= n) fail("sample: point beyond the function's domain");
+        const double x = xs[i];
+        if (x == p) {
+            lefts[k] = ys[i];
+            rights[k] = (i + 1 < n && xs[i + 1] == p) ? ys[i + 1] : ys[i];
+        } else {
+            if (i == 0) fail("sample: point before the function's domain");
+            const Vec v = interpolate_vector(xs[i - 1], ys[i - 1], x, ys[i], p);
+            lefts[k] = v;
+            rights[k] = v;
+        }
+    }
+}
+
+VChain build_from_limits(const std::vector<double>& points, const std::vector<Vec>& lefts,
+                         const std::vector<Vec>& rights) {
+    VChain c;
+    c.x = {points[0], points[0]};
+    c.y = {lefts[0], rights[0]};
+    for (std::size_t k = 1; k < points.size(); ++k) {
+        push_point(c.x, c.y, points[k], lefts[k]);
+        push_point(c.x, c.y, points[k], rights[k]);
+    }
+    // ``Builder.finish`` of a one-point function keeps the point segment.
+    return c;
+}
+
+}  // namespace
+
+// ``plf.sum_functions``: every function sampled at every critical point (left and right limits,
+// ``left_right_limit_at``), added in function order starting from zero.  Sampling and adding are
+// fused: each function is walked once with a cursor and added into the running totals.
+VChain sum_chains(const std::vector<const VChain*>& chains) {
+    if (chains.empty()) fail("sum of no functions");
+    double lb = chains[0]->x.front();
+    double rb = chains[0]->x.back();
+    std::size_t total = 0;
+    for (const VChain* c : chains) {
+        lb = pymax(lb, c->x.front());
+        rb = pymin(rb, c->x.back());
+        total += c->x.size();
+    }
+    if (lb > rb) fail("sum of functions without a common domain");
+    std::vector<double> points;
+    points.reserve(total);
+    for (const VChain* c : chains)
+        for (double x : c->x)
+            if (lb <= x && x <= rb) points.push_back(x);
+    std::sort(points.begin(), points.end());
+    points.erase(std::unique(points.begin(), points.end()), points.end());
+    const std::size_t count = points.size();
+    std::vector<Vec> left_total(count, kZero);
+    std::vector<Vec> right_total(count, kZero);
+    // Blocks of points, every function within a block: each point still gets the functions in
+    // function order, but the block's totals stay in cache while the functions pass over them
+    // (a wide pool's sum is children x points additions).
+    constexpr std::size_t kBlock = 2048;
+    std::vector<std::size_t> cursors(chains.size());
+    for (std::size_t c = 0; c < chains.size(); ++c) cursors[c] = bisect_left(chains[c]->x, points[0]);
+    for (std::size_t begin = 0; begin < count; begin += kBlock) {
+        const std::size_t end = std::min(count, begin + kBlock);
+        for (std::size_t c = 0; c < chains.size(); ++c) {
+            const auto& xs = chains[c]->x;
+            const auto& ys = chains[c]->y;
+            const std::size_t n = xs.size();
+            std::size_t i = cursors[c];
+            for (std::size_t k = begin; k < end; ++k) {
+                const double p = points[k];
+                while (i < n && xs[i] < p) ++i;
+                if (i >= n) fail("sum: point beyond a function's domain");
+                const double x = xs[i];
+                Vec& lt = left_total[k];
+                Vec& rt = right_total[k];
+                if (x == p) {
+                    const Vec& left = ys[i];
+                    const Vec& right = (i + 1 < n && xs[i + 1] == p) ? ys[i + 1] : ys[i];
+                    for (int r = 0; r < 5; ++r) {
+                        lt[r] += left[r];
+                        rt[r] += right[r];
+                    }
+                } else {
+                    if (i == 0) fail("sum: point before a function's domain");
+                    const Vec v = interpolate_vector(xs[i - 1], ys[i - 1], x, ys[i], p);
+                    for (int r = 0; r < 5; ++r) {
+                        lt[r] += v[r];
+                        rt[r] += v[r];
+                    }
+                }
+            }
+            cursors[c] = i;
+        }
+    }
+    return build_from_limits(points, left_total, right_total);
+}
+
+void ImprovedParts::shares(double fit_factor, std::vector<Vec>& out) const {
+    out.resize(children);
+    const double kf = static_cast<double>(static_cast<int64_t>(fit_factor));
+    const auto k = static_cast<std::size_t>(kf);
+    if (fit_factor == kf) {
+        for (std::size_t c = 0; c < children; ++c) out[c] = arriving[c * count + k];
+        return;
+    }
+    for (std::size_t c = 0; c < children; ++c) {
+        const Vec& lv = leaving[c * count + k];
+        const Vec& rv = arriving[c * count + k + 1];
+        out[c] = interpolate_vector(kf, lv, kf + 1.0, rv, fit_factor);
+    }
+}
+
+// ``functions._improved_fsbff``.
+VChain improved_sum(const std::vector<const VChain*>& chains, ImprovedParts& parts) {
+    const double rb = chains[0]->x.back();
+    for (const VChain* c : chains)
+        if (c->x.front() != 0.0 || c->x.back() != rb)
+            fail("improved fair share: the children of a pool have different domains");
+    std::vector<std::pair<double, std::size_t>> owned;
+    for (std::size_t index = 0; index < chains.size(); ++index) {
+        const auto& xs = chains[index]->x;
+        for (std::size_t j = 0; j < xs.size(); ++j)
+            if (j == 0 || xs[j] != xs[j - 1]) owned.emplace_back(xs[j], index);
+    }
+    std::sort(owned.begin(), owned.end());
+    const std::size_t count = owned.size();
+    std::vector<double> points(count);
+    for (std::size_t k = 0; k < count; ++k) points[k] = owned[k].first;
+    parts.count = count;
+    parts.children = chains.size();
+    parts.arriving.assign(count * chains.size(), kZero);
+    parts.leaving.assign(count * chains.size(), kZero);
+    std::vector<Vec> left_total(count, kZero);
+    std::vector<Vec> right_total(count, kZero);
+    std::vector<Vec> lefts, rights;
+    for (std::size_t index = 0; index < chains.size(); ++index) {
+        sample_limits(*chains[index], points, lefts, rights);
+        Vec* arriving = &parts.arriving[index * count];
+        Vec* leaving = &parts.leaving[index * count];
+        for (std::size_t k = 0; k < count; ++k) {
+            const std::size_t owner = owned[k].second;
+            arriving[k] = index < owner ? rights[k] : lefts[k];
+            leaving[k] = index > owner ? lefts[k] : rights[k];
+            left_total[k] = vadd(left_total[k], arriving[k]);
+            right_total[k] = vadd(right_total[k], leaving[k]);
+        }
+    }
+    std::vector<double> fit_factors(count);
+    for (std::size_t k = 0; k < count; ++k) fit_factors[k] = static_cast<double>(k);
+    return build_from_limits(fit_factors, left_total, right_total);
+}
+
+// ``functions._fifo_fsbff``.  When every child's FSBS starts at exactly zero on [0, 1] (always
+// so for operations, whose guarantees are zero) both constructions are the concatenation.
+VChain fifo_fsbff(const std::vector<const VChain*>& chains, bool fast) {
+    if (chains.empty()) return constant_chain(0.0, 1.0, kZero);
+    bool plain = true;
+    for (const VChain* c : chains)
+        if (c->x.front() != 0.0 || c->x.back() != 1.0 || !(c->y.front() == kZero)) plain = false;
+    if (plain) {
+        VChain out;
+        Vec prefix = kZero;
+        double shift = 0.0;
+        for (const VChain* c : chains) {
+            for (std::size_t j = 0; j < c->x.size(); ++j) {
+                const double x = c->x[j] + shift;
+                const Vec y = vadd(c->y[j], prefix);
+                if (j == 0 && !out.x.empty()) {
+                    if (out.x.back() != x || !(out.y.back() == y))
+                        fail("fifo: children do not join");
+                    continue;
+                }
+                add_point(out.x, out.y, x, y);
+            }
+            prefix = vadd(prefix, c->y.back());
+            shift += 1.0;
+        }
+        return out;
+    }
+    if (fast) fail("fast fifo: a child's fair share by suggestion does not start at zero on [0, 1]");
+    const double count = static_cast<double>(chains.size());
+    std::vector<VChain> shifted(chains.size());
+    for (std::size_t index = 0; index < chains.size(); ++index) {
+        const VChain& c = *chains[index];
+        const double d = static_cast<double>(index);
+        VChain& s = shifted[index];
+        // shift(d): every value plus zero, through the merge rule.
+        for (std::size_t j = 0; j < c.x.size(); ++j) add_point(s.x, s.y, c.x[j] + d, vadd(c.y[j], kZero));
+        // extend_both(0, count)
+        VChain e;
+        if (0.0 < s.x.front()) {
+            add_point(e.x, e.y, 0.0, s.y.front());
+        }
+        for (std::size_t j = 0; j < s.x.size(); ++j) add_point(e.x, e.y, s.x[j], s.y[j]);
+        if (e.x.back() < count) push_point(e.x, e.y, count, Vec(e.y.back()));
+        s = std::move(e);
+    }
+    std::vector<const VChain*> ptrs;
+    for (const VChain& s : shifted) ptrs.push_back(&s);
+    return sum_chains(ptrs);
+}
+
+namespace {
+
+double crossing(double left, double right, const std::array<double, 4>& lo,
+                const std::array<double, 4>& hi) {
+    if (left == right) return left;
+    auto below = [&](double m) {
+        return segment_value(lo[0], lo[1], lo[2], lo[3], m) <=
+               segment_value(hi[0], hi[1], hi[2], hi[3], m);
+    };
+    return inverse_lower_bound(left, right, below);
+}
+
+// One resource's inverse, restricted, shifted and extended: the reference
+// ``extract_component(r, f).transpose().narrow(g, limit).trim_left().shift(-g).extend_right(1)
+// .trim()`` of ``functions._max_fit_factor_by_suggestion``, walked with one cursor.
+SChain component_inverse(const VChain& fsbff, int r, double limit_share, double guarantee_share) {
+    const auto& fx = fsbff.x;
+    const auto& fv = fsbff.y;
+    std::vector<double> a{fv[0][r], fv[1][r]};
+    std::vector<double> f{fx[0], fx[1]};
+    for (std::size_t i = 2; i < fx.size(); ++i) push_point(f, a, fx[i], fv[i][r]);
+    // (push_point on (f, a) treats f as arguments and a as values: the extraction's merge rule.)
+    const double lo = a.front();
+    const double hi = a.back();
+    const double limit = pymin(pymax(limit_share, lo), hi);
+    const double g = pymin(pymax(guarantee_share, lo), limit);
+
+    const std::size_t n = a.size();
+    std::size_t i = 0;
+    while (i < n && a[i] < g) ++i;
+    if (i == n) fail("max fit factor: guarantee beyond the function's values");
+    std::vector<double> xs, ys;
+    if (a[i] == g) {
+        if (i + 1 < n && a[i + 1] == g) {
+            xs = {g, g};
+            ys = {f[i], f[i + 1]};
+            i += 2;
+        } else {
+            xs = {g, g};
+            ys = {f[i], f[i]};
+            i += 1;
+        }
+    } else {
+        const double v = interpolate(a[i - 1], f[i - 1], a[i], f[i], g);
+        xs = {g, g};
+        ys = {v, v};
+    }
+    while (i < n && a[i] <= limit) {
+        const double x = a[i];
+        if (i + 1 < n && a[i + 1] == x) {
+            push_point(xs, ys, x, f[i]);
+            push_point(xs, ys, x, f[i + 1]);
+            i += 2;
+        } else {
+            push_point(xs, ys, x, f[i]);
+            i += 1;
+        }
+    }
+    if (xs.back() != limit) {
+        if (i == 0 || i >= n) fail("max fit factor: limit outside the function's values");
+        const double v = interpolate(a[i - 1], f[i - 1], a[i], f[i], limit);
+        push_point(xs, ys, limit, v);
+    }
+    // trim_left
+    if (xs[0] == xs[1] && ys[0] != ys[1]) {
+        if (xs.size() > 2) {
+            xs.erase(xs.begin());
+            ys.erase(ys.begin());
+        } else {
+            xs = {xs[0], xs[0]};
+            ys = {ys[1], ys[1]};
+        }
+    }
+    // shift(-g)
+    if (g != 0.0) {
+        std::vector<double> sx{xs[0] - g, xs[1] - g};
+        std::vector<double> sy{ys[0], ys[1]};
+        for (std::size_t j = 2; j < xs.size(); ++j) push_point(sx, sy, xs[j] - g, ys[j]);
+        xs = std::move(sx);
+        ys = std::move(sy);
+    }
+    // extend_right(1.0), then trim
+    if (xs.back() < 1.0) {
+        const double last = ys.back();
+        push_point(xs, ys, 1.0, last);
+    }
+    const std::size_t m = xs.size();
+    if (xs[m - 1] == xs[m - 2] && ys[m - 1] != ys[m - 2]) {
+        if (m > 2) {
+            xs.pop_back();
+            ys.pop_back();
+        } else {
+            xs = {xs[0], xs[0]};
+            ys = {ys[0], ys[0]};
+        }
+    }
+    return SChain{std::move(xs), std::move(ys)};
+}
+
+}  // namespace
+
+// MFFBS: the reference ``pointwise_min_all`` over the five inverses.  A constant component's
+// inverse is the constant right bound on [0, 1]: it never binds and adds no critical point, so
+// it is skipped (unless some inverse's domain is not [0, 1]: then all five, as the reference).
+SChain max_fit_factor_by_suggestion(const VChain& f, const Vec& limits, const Vec& guarantee) {
+    bool have = false;
+    SChain result;
+    for (int r = 0; r < 5; ++r) {
+        const double c = f.y[0][r];
+        bool constant = true;
+        for (const Vec& v : f.y)
+            if (v[r] != c) {
+                constant = false;
+                break;
+            }
+        if (constant) continue;
+        SChain inverse = component_inverse(f, r, limits[r], guarantee[r]);
+        if (inverse.x.front() != 0.0 || inverse.x.back() != 1.0) {
+            // Generic: all five inverses, constants included.
+            SChain all = component_inverse(f, 0, limits[0], guarantee[0]);
+            for (int s = 1; s < 5; ++s)
+                all = pointwise_min(all, component_inverse(f, s, limits[s], guarantee[s]));
+            return all;
+        }
+        if (!have) {
+            result = std::move(inverse);
+            have = true;
+        } else {
+            result = pointwise_min(result, inverse);
+        }
+    }
+    if (!have) {
+        const double last = f.x.back();
+        return SChain{{0.0, 1.0}, {last, last}};
+    }
+    return result;
+}
+
+// ``plf.pointwise_min`` with its crossing search, in one merged pass over both chains' points.
+SChain pointwise_min(const SChain& A, const SChain& B) {
+    const auto& ax = A.x;
+    const auto& ay = A.y;
+    const auto& bx = B.x;
+    const auto& by = B.y;
+    const double lb = ax.front() > bx.front() ? ax.front() : bx.front();
+    const double rb = ax.back() < bx.back() ? ax.back() : bx.back();
+    if (lb > rb) fail("pointwise_min: the domains do not intersect");
+    const std::size_t na = ax.size();
+    const std::size_t nb = bx.size();
+    std::size_t ia = bisect_left(ax, lb);
+    std::size_t ib = bisect_left(bx, lb);
+    std::vector<double> xs, ys;
+    xs.reserve(na + nb + 8);
+    ys.reserve(na + nb + 8);
+    double p = lb;
+    double previous = lb;
+    double prev_ra = 0.0, prev_rb = 0.0;
+    std::size_t ja0 = 0, jb0 = 0;
+    bool first = true;
+    while (true) {
+        double la, ra, lbv, rbv;
+        const double xa = ax[ia];
+        if (xa == p) {
+            la = ay[ia];
+            if (ia + 1 < na && ax[ia + 1] == p) {
+                ra = ay[ia + 1];
+                ia += 2;
+            } else {
+                ra = la;
+                ia += 1;
+            }
+        } else {
+            la = ra = interpolate(ax[ia - 1], ay[ia - 1], xa, ay[ia], p);
+        }
+        const double xb = bx[ib];
+        if (xb == p) {
+            lbv = by[ib];
+            if (ib + 1 < nb && bx[ib + 1] == p) {
+                rbv = by[ib + 1];
+                ib += 2;
+            } else {
+                rbv = lbv;
+                ib += 1;
+            }
+        } else {
+            lbv = rbv = interpolate(bx[ib - 1], by[ib - 1], xb, by[ib], p);
+        }
+        if (first) {
+            first = false;
+            xs.push_back(p);
+            ys.push_back(la < lbv ? la : lbv);
+            xs.push_back(p);
+            ys.push_back(ra < rbv ? ra : rbv);
+        } else {
+            if (prev_ra != prev_rb) {
+                const bool crosses = prev_ra < prev_rb ? la > lbv : lbv > la;
+                if (crosses) {
+                    const std::array<double, 4> sa{ax[ja0], ay[ja0], ax[ja0 + 1], ay[ja0 + 1]};
+                    const std::array<double, 4> sb{bx[jb0], by[jb0], bx[jb0 + 1], by[jb0 + 1]};
+                    const double c = prev_ra < prev_rb ? crossing(previous, p, sa, sb)
+                                                       : crossing(previous, p, sb, sa);
+                    if (c != previous) {
+                        const double ca = interpolate(sa[0], sa[1], sa[2], sa[3], c);
+                        const double cb = interpolate(sb[0], sb[1], sb[2], sb[3], c);
+                        push_point(xs, ys, c, ca < cb ? ca : cb);
+                    }
+                }
+            }
+            push_point(xs, ys, p, la < lbv ? la : lbv);
+            push_point(xs, ys, p, ra < rbv ? ra : rbv);
+        }
+        if (p >= rb) break;
+        previous = p;
+        prev_ra = ra;
+        prev_rb = rbv;
+        ja0 = ia - 1;
+        jb0 = ib - 1;
+        if (ia >= na || ib >= nb) fail("pointwise_min: ran past a function's end");
+        const double nxa = ax[ia];
+        const double nxb = bx[ib];
+        p = nxa < nxb ? nxa : nxb;
+        if (p > rb) p = rb;
+    }
+    return SChain{std::move(xs), std::move(ys)};
+}
+
+// ``plf.compose(outer, inner).trim()``.
+VChain compose(const VChain& F, const SChain& M) {
+    const auto& fx = F.x;
+    const auto& fv = F.y;
+    const auto& mx = M.x;
+    const auto& my = M.y;
+    std::vector<std::pair<double, double>> points;
+    points.reserve(mx.size() + fx.size());
+    for (std::size_t k = 0; k < mx.size(); ++k) points.emplace_back(mx[k], my[k]);
+    const double lo = my.front();
+    const double hi = my.back();
+    const std::size_t n = my.size();
+    std::size_t i = 0;
+    bool have_previous = false;
+    double previous = 0.0;
+    for (double value : fx) {
+        if (have_previous && value == previous) continue;
+        have_previous = true;
+        previous = value;
+        if (value <= lo || value >= hi) continue;
+        while (i + 2 < n && my[i + 1] < value) ++i;
+        const double y1 = my[i + 1];
+        if (y1 == value) continue;
+        const double y0 = my[i];
+        if (y0 == value) continue;
+        const double x0 = mx[i];
+        const double x1 = mx[i + 1];
+        if (x0 != x1 && y0 != y1) points.emplace_back(interpolate(y0, x0, y1, x1, value), value);
+    }
+    if (points.size() > n) std::sort(points.begin(), points.end());
+
+    std::vector<double> out_x;
+    std::vector<Vec> out_y;
+    out_x.reserve(points.size() * 2);
+    out_y.reserve(points.size() * 2);
+    const std::size_t count = points.size();
+    const std::size_t nf = fx.size();
+    // ``value_at(F, v)`` and ``right_limit_at(F, v)`` with cursors: the inner function is
+    // non-decreasing, so ``v`` never decreases along ``points`` and the indices the binary
+    // searches would find (first j >= 1 with fx[j] >= v; first j < nf - 1 with fx[j] > v)
+    // never decrease either.
+    std::size_t jl = 1;
+    std::size_t jr = 0;
+    auto left_value = [&](double v) {
+        while (jl < nf && fx[jl] < v) ++jl;
+        if (jl >= nf) fail("compose: value beyond the outer function's domain");
+        const double lb = fx[jl - 1];
+        const double rb = fx[jl];
+        return lb == rb ? fv[jl - 1] : interpolate_vector(lb, fv[jl - 1], rb, fv[jl], v);
+    };
+    auto right_value = [&](double v) {
+        while (jr < nf - 1 && fx[jr] <= v) ++jr;
+        if (jr == 0) fail("compose: value before the outer function's domain");
+        const double lb = fx[jr - 1];
+        const double rb = fx[jr];
+        return lb == rb ? fv[jr] : interpolate_vector(lb, fv[jr - 1], rb, fv[jr], v);
+    };
+    bool have_px = false;
+    double previous_x = 0.0;
+    for (std::size_t k = 0; k < count; ++k) {
+        const double x = points[k].first;
+        const double v = points[k].second;
+        if (!have_px || x != previous_x) {
+            out_x.push_back(x);
+            out_y.push_back(left_value(v));
+            previous_x = x;
+            have_px = true;
+        }
+        bool right_limit;
+        if (k + 1 == count) {
+            right_limit = false;
+        } else {
+            const auto& following = points[k + 1];
+            if (following.first == x) continue;
+            right_limit = following.second > v;
+        }
+        out_x.push_back(x);
+        out_y.push_back(right_limit ? right_value(v) : left_value(v));
+    }
+    if (out_x.size() < 2) fail("a piecewise-linear function needs at least one segment");
+    VChain c;
+    c.x.reserve(out_x.size());
+    c.y.reserve(out_x.size());
+    c.x.push_back(out_x[0]);
+    c.x.push_back(out_x[1]);
+    c.y.push_back(out_y[0]);
+    c.y.push_back(out_y[1]);
+    for (std::size_t k = 2; k < out_x.size(); ++k) push_point(c.x, c.y, out_x[k], out_y[k]);
+    const std::size_t m = c.x.size();
+    if (c.x[m - 1] == c.x[m - 2] && !(c.y[m - 1] == c.y[m - 2])) {
+        if (m > 2) {
+            c.x.pop_back();
+            c.y.pop_back();
+        } else {
+            c.x = {c.x[0], c.x[0]};
+            c.y = {c.y[0], c.y[0]};
+        }
+    }
+    return c;
+}
+
+// ``plf.compress``: the greedy corridor test of ``CompressFunction``.
+VChain compress(const VChain& F, double eps) {
+    const auto& xs = F.x;
+    const auto& ys = F.y;
+    const std::size_t n = xs.size() - 1;
+    if (n == 1) return F;
+    VChain out;
+    out.x.reserve(xs.size());
+    out.y.reserve(xs.size());
+    out.x.push_back(xs[0]);
+    out.y.push_back(ys[0]);
+    std::size_t end = 1;
+    std::size_t c = 0;
+    double tx[5], ty[5], bx[5], by[5];
+    while (true) {
+        const double lb = xs[c];
+        const Vec l = ys[c];
+        {
+            const Vec& v = ys[c + 1];
+            const double dx = xs[c + 1] - lb;
+            for (int r = 0; r < 5; ++r) {
+                tx[r] = bx[r] = dx;
+                ty[r] = (v[r] + eps) - l[r];
+                by[r] = (v[r] - eps) - l[r];
+            }
+        }
+        end = c + 1;
+        c += 1;
+        while (c < n) {
+            const double rbx = xs[c + 1];
+            const Vec& v = ys[c + 1];
+            const double dx = rbx - lb;
+            bool stop = false;
+            for (int r = 0; r < 5; ++r) {
+                const double cty = (v[r] + eps) - l[r];
+                const double cby = (v[r] - eps) - l[r];
+                if (dx * ty[r] - tx[r] * cty > 0) {
+                    tx[r] = dx;
+                    ty[r] = cty;
+                }
+                if (dx * by[r] - bx[r] * cby < 0) {
+                    bx[r] = dx;
+                    by[r] = cby;
+                }
+                const double u = v[r] - l[r];
+                if (bx[r] * u - dx * by[r] <= 0 || tx[r] * u - dx * ty[r] >= 0) {
+                    stop = true;
+                    break;
+                }
+            }
+            if (stop) break;
+            end = c + 1;
+            c += 1;
+        }
+        add_point(out.x, out.y, xs[end], ys[end]);
+        if (c >= n) return out;
+    }
+}
+
+}  // namespace ytsched

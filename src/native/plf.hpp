@@ -1,0 +1,184 @@
+// Piecewise-linear functions as chains (points x[i], y[i]; point i ends segment i-1 and starts
+// segment i), with exactly the floating-point operations of the Python reference
+// (src/ytsched/fairshare/plf.py, a port of yt/yt/library/numeric/piecewise_linear_function*.h
+// and yt/yt/library/vector_hdrf/piecewise_linear_function_helpers.cpp).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ytsched {
+
+using Vec = std::array<double, 5>;
+
+constexpr Vec kZero{0.0, 0.0, 0.0, 0.0, 0.0};
+constexpr Vec kOnes{1.0, 1.0, 1.0, 1.0, 1.0};
+constexpr double kEpsilon = 1e-9;
+constexpr Vec kEpsilonVec{kEpsilon, kEpsilon, kEpsilon, kEpsilon, kEpsilon};
+
+struct VChain {
+    std::vector<double> x;
+    std::vector<Vec> y;
+};
+
+struct SChain {
+    std::vector<double> x;
+    std::vector<double> y;
+};
+
+// An input the reference could not handle either (it would raise); reported to Python.
+class EngineError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// --- element-wise helpers (Python semantics: min(a, b) keeps a unless b < a) ---------------
+
+inline Vec vadd(const Vec& a, const Vec& b) {
+    return {a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], a[4] + b[4]};
+}
+inline Vec vsub(const Vec& a, const Vec& b) {
+    return {a[0] - b[0], a[1] - b[1], a[2] - b[2], a[3] - b[3], a[4] - b[4]};
+}
+inline Vec vscale(const Vec& a, double k) {
+    return {a[0] * k, a[1] * k, a[2] * k, a[3] * k, a[4] * k};
+}
+inline Vec vmin(const Vec& a, const Vec& b) {
+    Vec r;
+    for (int i = 0; i < 5; ++i) r[i] = a[i] < b[i] ? a[i] : b[i];
+    return r;
+}
+inline Vec vmax(const Vec& a, const Vec& b) {
+    Vec r;
+    for (int i = 0; i < 5; ++i) r[i] = a[i] > b[i] ? a[i] : b[i];
+    return r;
+}
+inline Vec vconst(double x) { return {x, x, x, x, x}; }
+inline bool dominates(const Vec& a, const Vec& b) {
+    return a[0] >= b[0] && a[1] >= b[1] && a[2] >= b[2] && a[3] >= b[3] && a[4] >= b[4];
+}
+// Python's max() over a tuple: the first maximal item.
+inline double vmaxcomp(const Vec& a) {
+    double m = a[0];
+    for (int i = 1; i < 5; ++i)
+        if (a[i] > m) m = a[i];
+    return m;
+}
+inline double pymin(double a, double b) { return b < a ? b : a; }
+inline double pymax(double a, double b) { return b > a ? b : a; }
+
+// --- the merge rule ---------------------------------------------------------------------------
+
+template <class T>
+void push_point(std::vector<double>& xs, std::vector<T>& ys, double x, const T& y) {
+    const std::size_t n = xs.size();
+    const double px = xs[n - 1];
+    const T py = ys[n - 1];
+    if (x == px) {
+        if (y == py) return;
+        if (xs[n - 2] == px) {
+            ys[n - 1] = y;
+            return;
+        }
+    } else if (y == py) {
+        if (ys[n - 2] == py) {
+            xs[n - 1] = x;
+            return;
+        }
+    } else if (xs[n - 2] == px && ys[n - 2] == py) {
+        xs[n - 1] = x;
+        ys[n - 1] = y;
+        return;
+    }
+    xs.push_back(x);
+    ys.push_back(y);
+}
+
+// Add a point to a chain under construction that may still have fewer than two points
+// (``Builder.add_point``: the first point only starts the chain).
+template <class T>
+void add_point(std::vector<double>& xs, std::vector<T>& ys, double x, const T& y) {
+    if (xs.size() >= 2) {
+        push_point(xs, ys, x, y);
+    } else {
+        xs.push_back(x);
+        ys.push_back(y);
+    }
+}
+
+inline double interpolate(double lb, double lv, double rb, double rv, double x) {
+    const double t = (x - lb) / (rb - lb);
+    if (t < 0.5) return lv + (rv - lv) * t;
+    return rv - (rv - lv) * (1.0 - t);
+}
+
+inline Vec interpolate_vector(double lb, const Vec& lv, double rb, const Vec& rv, double x) {
+    const double t = (x - lb) / (rb - lb);
+    Vec out;
+    if (t < 0.5) {
+        for (int r = 0; r < 5; ++r) out[r] = lv[r] + (rv[r] - lv[r]) * t;
+    } else {
+        const double u = 1.0 - t;
+        for (int r = 0; r < 5; ++r) out[r] = rv[r] - (rv[r] - lv[r]) * u;
+    }
+    return out;
+}
+
+// --- sampling ---------------------------------------------------------------------------------
+
+Vec value_at(const VChain& f, double x);
+Vec right_limit_at(const VChain& f, double x);
+double value_at(const SChain& f, double x);
+
+// --- binary search over doubles -------------------------------------------------------------
+
+uint64_t double_to_key(double x);
+double key_to_double(uint64_t key);
+
+template <class Pred>
+double inverse_lower_bound(double lo, double hi, Pred&& predicate) {
+    if (lo == hi) return lo;
+    if (predicate(hi)) return hi;
+    uint64_t klo = double_to_key(lo);
+    uint64_t khi = double_to_key(hi);
+    while (klo + 1 < khi) {
+        const uint64_t mid = klo + ((khi - klo) >> 1);
+        if (predicate(key_to_double(mid))) {
+            klo = mid;
+        } else {
+            khi = mid;
+        }
+    }
+    return key_to_double(klo);
+}
+
+// --- function construction ------------------------------------------------------------------
+
+VChain operation_fsbff(const Vec& usage, const Vec& demand, bool step);
+const VChain* scale_and_extend(const VChain& f, double scale, VChain& scratch);
+VChain sum_chains(const std::vector<const VChain*>& chains);
+VChain constant_chain(double lb, double rb, const Vec& value);
+
+// The improved FSBFF of a pool: one unit of fit factor per (critical point, child).
+struct ImprovedParts {
+    std::size_t count = 0;      // fit factors 0 .. count - 1
+    std::size_t children = 0;
+    std::vector<Vec> arriving;  // [child * count + k]
+    std::vector<Vec> leaving;
+    void shares(double fit_factor, std::vector<Vec>& out) const;
+};
+VChain improved_sum(const std::vector<const VChain*>& chains, ImprovedParts& parts);
+
+// A FIFO pool's FSBFF: children end to end, each lifted by its predecessors' right values.
+// ``generic``: the sum of the children shifted to [k, k + 1] and extended to [0, n].
+VChain fifo_fsbff(const std::vector<const VChain*>& chains, bool fast);
+
+SChain max_fit_factor_by_suggestion(const VChain& f, const Vec& limits, const Vec& guarantee);
+SChain pointwise_min(const SChain& a, const SChain& b);
+VChain compose(const VChain& f, const SChain& m);
+VChain compress(const VChain& f, double epsilon = 1e-15);
+
+}  // namespace ytsched

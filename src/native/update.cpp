@@ -1,0 +1,1075 @@
+// The fair-share update on the flat tree: every step of src/ytsched/fairshare/update.py (and of
+// guarantees.py, integral.py, functions.py) with the same floating-point operations in the same
+// order.  YTsaurus source of the steps: yt/yt/library/vector_hdrf/fair_share_update.cpp.
+//
+// Every traversal is iterative (explicit stacks), so a chain of 10,000 pools needs no deep C++
+// stack.
+#include "update.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+namespace ytsched {
+
+namespace {
+
+constexpr double kDoubleMax = std::numeric_limits<double>::max();
+constexpr double kInfiniteAmount = static_cast<double>(INT64_MAX) / 4;  // float(2**63 - 1) / 4
+
+struct Element {
+    int parent = -1;
+    bool is_op = false;
+    bool is_root = false;
+    bool fifo = false;
+    std::vector<int> children;
+    std::vector<int> sorted;
+
+    double weight = 1.0;
+    bool weight_explicit = false;
+    Vec demand{}, usage{}, limits{};
+    uint8_t sg_mask = 0;
+    Vec explicit_sg{};
+    int itype = 0;
+    Vec flow{}, burst{};
+    double relaxed_mult = 0.0;
+    bool relaxed_mult_set = false;
+    bool can_accept = true;
+    int should_distribute = -1;
+    int params[3] = {-1, -1, -1};
+    double start_time = 0.0, pending = 0.0;
+    bool promised_flag = false, fifo_reorder = false, step_enabled = true, gang = false;
+
+    Vec inferred{};
+    Vec limits_share = kOnes;
+    Vec sg{}, proposed{}, usage_share{}, demand_share{}, estimated{};
+    int dominant = 1;
+    double burst_ratio = 0.0, total_burst = 0.0, flow_ratio = 0.0, total_flow = 0.0;
+    Vec fs[4] = {};
+    Vec pfs[4] = {};
+    int fifo_index = -1, effective_fifo = -1;
+    Vec volume{}, overflow{}, acceptable{}, children_overflow{}, accepted_free{};
+    double last_ratio = 0.0;
+
+    VChain fsbff;  // released once FSBS is built (only its size and right bound are read later)
+    double fsbff_right_bound = 0.0;
+    int32_t fsbff_size = 0;
+    SChain mffbs;
+    VChain fsbs;
+    ImprovedParts parts;
+    bool has_parts = false;
+    bool prepared = false;
+    bool has_functions = false;
+
+    Vec guarantee_share() const { return vadd(sg, proposed); }
+};
+
+// ``round_amount`` (cpu on a 0.01 grid, the rest integers; round half to even like Python).
+double round_amount(int index, double value) {
+    if (value >= kInfiniteAmount) return kInfiniteAmount;
+    if (index == 1) return std::nearbyint(value * 100.0) / 100.0;
+    return std::nearbyint(value);
+}
+
+Vec scale_amounts(const Vec& a, double factor) {
+    Vec r;
+    for (int i = 0; i < 5; ++i) r[i] = round_amount(i, a[i] * factor);
+    return r;
+}
+
+Vec share_of(const Vec& a, const Vec& total) {
+    Vec r;
+    for (int i = 0; i < 5; ++i) r[i] = total[i] != 0.0 ? a[i] / total[i] : 0.0;
+    return r;
+}
+
+double max_resource_ratio(const Vec& a, const Vec& total) {
+    double result = 0.0;
+    for (int i = 0; i < 5; ++i)
+        if (total[i] > 0) result = pymax(result, a[i] / total[i]);
+    return result;
+}
+
+double min_resource_ratio(const Vec& a, const Vec& total) {
+    bool have = false;
+    double result = 0.0;
+    for (int i = 0; i < 5; ++i) {
+        if (total[i] > 0) {
+            const double ratio = a[i] / total[i];
+            result = have ? pymin(result, ratio) : ratio;
+            have = true;
+        }
+    }
+    return have ? result : 0.0;
+}
+
+int dominant_resource(const Vec& a, const Vec& total) {
+    int best = 1;
+    double best_ratio = 0.0;
+    for (int i = 0; i < 5; ++i) {
+        if (total[i] > 0) {
+            const double ratio = a[i] / total[i];
+            if (ratio > best_ratio) {
+                best_ratio = ratio;
+                best = i;
+            }
+        }
+    }
+    return best;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Adds the time from construction to destruction to one step's total.
+class StepTimer {
+public:
+    StepTimer(Errors& errors, Step step)
+        : total_(errors.step_seconds[step]), start_(std::chrono::steady_clock::now()) {}
+    ~StepTimer() { total_ += seconds_since(start_); }
+    StepTimer(const StepTimer&) = delete;
+    StepTimer& operator=(const StepTimer&) = delete;
+
+private:
+    double& total_;
+    std::chrono::steady_clock::time_point start_;
+};
+
+Vec get(const double* row, int col) { return {row[col], row[col + 1], row[col + 2], row[col + 3], row[col + 4]}; }
+void put(double* row, int col, const Vec& v) {
+    for (int i = 0; i < 5; ++i) row[col + i] = v[i];
+}
+
+class Engine {
+public:
+    Engine(int64_t n, const Options& options) : e_(static_cast<std::size_t>(n)), o_(options) {}
+
+    std::vector<Element> e_;
+    const Options& o_;
+    int root_ = -1;
+    Errors* errors_ = nullptr;
+    std::vector<int> burst_pools_, relaxed_pools_, fifo_pools_;
+
+    // -- traversals --
+
+    // Pre-order of the subtree of ``start``; ``descend(i)`` says whether to visit i's children.
+    template <class Descend>
+    std::vector<int> preorder(int start, Descend&& descend) const {
+        std::vector<int> out;
+        std::vector<int> stack{start};
+        while (!stack.empty()) {
+            const int i = stack.back();
+            stack.pop_back();
+            out.push_back(i);
+            if (!descend(i)) continue;
+            const auto& ch = e_[i].children;
+            for (auto it = ch.rbegin(); it != ch.rend(); ++it) stack.push_back(*it);
+        }
+        return out;
+    }
+
+    // Post-order (children in order before their parent) of the subtree of ``start``, skipping
+    // (with their subtrees) the children for which ``enter`` is false.
+    template <class Enter>
+    std::vector<int> postorder(int start, Enter&& enter) const {
+        std::vector<int> out;
+        std::vector<std::pair<int, std::size_t>> stack{{start, 0}};
+        while (!stack.empty()) {
+            auto& top = stack.back();
+            const auto& ch = e_[top.first].children;
+            if (top.second < ch.size()) {
+                const int c = ch[top.second++];
+                if (enter(c)) stack.emplace_back(c, 0);
+            } else {
+                out.push_back(top.first);
+                stack.pop_back();
+            }
+        }
+        return out;
+    }
+
+    // -- steps --
+
+    void validate_pool_configs() {
+        std::vector<std::pair<int, bool>> stack{{root_, false}};
+        while (!stack.empty()) {
+            auto [i, inside] = stack.back();
+            stack.pop_back();
+            const Element& el = e_[i];
+            if (el.is_op) continue;
+            const bool flag = el.promised_flag;
+            if (flag && inside) errors_->nested_promised.push_back(i);
+            for (auto it = el.children.rbegin(); it != el.children.rend(); ++it)
+                stack.emplace_back(*it, inside || flag);
+        }
+    }
+
+    // Issue 17 hook: the inferred value of one resource of one child, as stored.
+    double finalize_inferred(int /*resource*/, double value) const { return value; }
+
+    void infer_children(int index, int main) {
+        Element& el = e_[index];
+        const Vec parent = el.inferred;
+        Vec total_explicit = kZero;
+        for (int c : el.children) {
+            Element& child = e_[c];
+            Vec inferred = kZero;
+            for (int r = 0; r < 5; ++r)
+                if (child.sg_mask & (1u << r)) inferred[r] = child.explicit_sg[r];
+            child.inferred = inferred;
+            for (int r = 0; r < 5; ++r) total_explicit[r] += inferred[r];
+        }
+        const double parent_main = parent[main];
+        std::vector<std::pair<int, double>> implicit;
+        for (int r = 0; r < 5; ++r) {
+            if (r == main) continue;
+            const double residual = pymax(parent[r] - total_explicit[r], 0.0);
+            implicit.clear();
+            double total_implicit = 0.0;
+            for (int c : el.children) {
+                const Element& child = e_[c];
+                if (child.sg_mask & (1u << r)) continue;
+                const double child_main = child.inferred[main];
+                const double ratio = parent_main > 0 ? child_main / parent_main : 0.0;
+                const double value = ratio * parent[r];
+                implicit.emplace_back(c, value);
+                total_implicit += value;
+            }
+            if (!el.is_root && total_implicit > residual) {
+                const double factor = residual / total_implicit;
+                for (auto& item : implicit) item.second = item.second * factor;
+            }
+            for (const auto& item : implicit)
+                e_[item.first].inferred[r] = finalize_inferred(r, item.second);
+        }
+    }
+
+    void determine_inferred_strong_guarantees() {
+        e_[root_].inferred = o_.total;
+        for (int i : preorder(root_, [&](int j) { return !e_[j].is_op; }))
+            if (!e_[i].is_op) infer_children(i, o_.main_resource);
+    }
+
+    void collect_integral_pools() {
+        for (int i : preorder(root_, [&](int) { return true; })) {
+            const Element& el = e_[i];
+            if (el.is_op) continue;
+            if (el.itype == 1) burst_pools_.push_back(i);
+            if (el.itype == 2) relaxed_pools_.push_back(i);
+        }
+    }
+
+    bool fifo_less(const Element& a, const Element& b, const int* params) const {
+        for (int k = 0; k < 3; ++k) {
+            double ka, kb;
+            switch (params[k]) {
+                case 0:
+                    ka = -a.weight;
+                    kb = -b.weight;
+                    break;
+                case 1:
+                    ka = a.start_time;
+                    kb = b.start_time;
+                    break;
+                case 2:
+                    ka = a.pending;
+                    kb = b.pending;
+                    break;
+                default:
+                    return false;
+            }
+            if (ka != kb) return ka < kb;
+        }
+        return false;
+    }
+
+    void prepare_fifo_pool(int index) {
+        Element& pool = e_[index];
+        pool.sorted = pool.children;
+        std::stable_sort(pool.sorted.begin(), pool.sorted.end(), [&](int a, int b) {
+            return fifo_less(e_[a], e_[b], pool.params);
+        });
+        for (std::size_t k = 0; k < pool.sorted.size(); ++k) {
+            e_[pool.sorted[k]].fifo_index = static_cast<int>(k);
+            e_[pool.sorted[k]].effective_fifo = -1;
+        }
+    }
+
+    void update_cumulative_attributes() {
+        const Vec& total = o_.total;
+        for (int i : postorder(root_, [](int) { return true; })) {
+            Element& el = e_[i];
+            if (!el.is_op) {
+                if (el.itype != 0) {
+                    el.burst_ratio = max_resource_ratio(el.burst, total);
+                    el.flow_ratio = max_resource_ratio(el.flow, total);
+                } else {
+                    el.burst_ratio = 0.0;
+                    el.flow_ratio = 0.0;
+                }
+                el.total_burst = el.burst_ratio;
+                el.total_flow = el.flow_ratio;
+                Vec usage = kZero, demand = kZero;
+                for (int c : el.children) {
+                    const Element& child = e_[c];
+                    el.total_flow += child.total_flow;
+                    el.total_burst += child.total_burst;
+                    usage = vadd(usage, child.usage);
+                    demand = vadd(demand, child.demand);
+                }
+                el.usage = usage;
+                el.demand = demand;
+            }
+            el.limits_share = share_of(vmin(el.limits, total), total);
+            el.sg = share_of(el.inferred, total);
+            el.dominant = el.usage == kZero ? dominant_resource(el.demand, total)
+                                            : dominant_resource(el.usage, total);
+            el.usage_share = share_of(el.usage, total);
+            el.demand_share = share_of(el.demand, total);
+            if (!el.is_op && el.fifo) {
+                prepare_fifo_pool(i);
+                fifo_pools_.push_back(i);
+            }
+            if (el.is_root) {
+                Vec strong = kZero;
+                for (int c : el.children) strong = vadd(strong, e_[c].sg);
+                el.sg = strong;
+            }
+        }
+    }
+
+    // -- integral volumes --
+
+    void update_accumulated_volume(int index) {
+        const Vec& total = o_.total;
+        if (total == kZero || !o_.has_times) return;
+        Element& pool = e_[index];
+        const double period = o_.now - o_.previous_update_time;
+        const Vec old = pool.volume;
+        const Vec capacity = vscale(scale_amounts(total, pool.flow_ratio), o_.saturation_period);
+        Vec volume = vadd(old, vscale(vscale(total, period), pool.flow_ratio));
+        volume = vsub(volume, vscale(vscale(total, period), pool.last_ratio));
+        volume = vmax(volume, kZero);
+        const Vec upper = vmax(old, capacity);
+        pool.overflow = vmax(vsub(volume, upper), kZero);
+        if (pool.can_accept) pool.acceptable = vmax(vsub(capacity, volume), kZero);
+        pool.volume = vmin(volume, upper);
+    }
+
+    void update_overflow_and_acceptable() {
+        auto plain_pool = [&](int j) { return !e_[j].is_op && e_[j].itype == 0; };
+        if (!plain_pool(root_)) return;
+        for (int i : postorder(root_, plain_pool)) {
+            Element& el = e_[i];
+            Vec overflow = kZero, acceptable = kZero;
+            for (int c : el.children) {
+                const Element& child = e_[c];
+                if (child.is_op) continue;
+                overflow = vadd(overflow, child.overflow);
+                acceptable = vadd(acceptable, child.acceptable);
+            }
+            el.children_overflow = overflow;
+            Vec own_overflow = kZero, own_acceptable = kZero;
+            for (int r = 0; r < 5; ++r) {
+                const double diff = overflow[r] - acceptable[r];
+                if (diff > 0) {
+                    own_overflow[r] = diff;
+                } else if (el.can_accept) {
+                    own_acceptable[r] = -diff;
+                }
+            }
+            el.overflow = own_overflow;
+            el.acceptable = own_acceptable;
+        }
+    }
+
+    void distribute_free_volume() {
+        auto descend = [&](int j) { return !e_[j].is_op && e_[j].itype == 0; };
+        std::vector<std::pair<double, std::pair<double, int>>> hungry;
+        for (int i : preorder(root_, descend)) {
+            Element& el = e_[i];
+            if (el.is_op) continue;
+            const Vec free = el.accepted_free;
+            if (el.itype != 0) {
+                if (!(free == kZero)) el.volume = vadd(el.volume, free);
+                continue;
+            }
+            const bool distribute = el.should_distribute >= 0 ? el.should_distribute == 1
+                                                              : o_.should_distribute_free_volume;
+            if (!distribute || (free == kZero && el.children_overflow == kZero)) continue;
+            Vec free_list = vadd(free, el.children_overflow);
+            std::vector<Vec> accepted(el.children.size(), kZero);
+            for (int r = 0; r < 5; ++r) {
+                if (free_list[r] == 0) continue;
+                hungry.clear();
+                double weight_sum = 0.0;
+                for (std::size_t k = 0; k < el.children.size(); ++k) {
+                    const Element& child = e_[el.children[k]];
+                    if (child.is_op) continue;
+                    const double acceptable = child.acceptable[r];
+                    const double weight = child.total_flow;
+                    if (acceptable > kEpsilon && weight > kEpsilon) {
+                        hungry.push_back({acceptable / weight, {weight, static_cast<int>(k)}});
+                        weight_sum += weight;
+                    }
+                }
+                std::stable_sort(hungry.begin(), hungry.end(),
+                                 [](const auto& a, const auto& b) { return a.first < b.first; });
+                std::size_t index = 0;
+                while (index < hungry.size()) {
+                    const double weight = hungry[index].second.first;
+                    const int k = hungry[index].second.second;
+                    const double suggested = free_list[r] * (weight / weight_sum);
+                    const double acceptable = e_[el.children[k]].acceptable[r];
+                    if (suggested < acceptable) break;
+                    accepted[k][r] = acceptable;
+                    free_list[r] -= acceptable;
+                    weight_sum -= weight;
+                    ++index;
+                }
+                for (; index < hungry.size(); ++index) {
+                    const double weight = hungry[index].second.first;
+                    const int k = hungry[index].second.second;
+                    accepted[k][r] = free_list[r] * (weight / weight_sum);
+                }
+            }
+            for (std::size_t k = 0; k < el.children.size(); ++k)
+                if (!e_[el.children[k]].is_op) e_[el.children[k]].accepted_free = accepted[k];
+        }
+    }
+
+    void consume_and_refill() {
+        for (int p : burst_pools_) update_accumulated_volume(p);
+        for (int p : relaxed_pools_) update_accumulated_volume(p);
+        update_overflow_and_acceptable();
+        distribute_free_volume();
+    }
+
+    // -- guarantees --
+
+    void adjust_strong_guarantees() {
+        for (int i : preorder(root_, [&](int j) { return !e_[j].is_op; })) {
+            Element& el = e_[i];
+            if (el.is_op) continue;
+            el.sg = vmin(el.sg, el.limits_share);
+            const Vec available = vmax(el.sg, kZero);
+            Vec children_sum = kZero;
+            for (int c : el.children) children_sum = vadd(children_sum, e_[c].sg);
+            if (dominates(available, children_sum)) continue;
+            std::vector<Vec> shares;
+            shares.reserve(el.children.size());
+            for (int c : el.children) shares.push_back(e_[c].sg);
+            auto fits = [&](double factor) {
+                Vec acc = kZero;
+                for (const Vec& s : shares) acc = vadd(acc, vscale(s, factor));
+                return dominates(available, acc);
+            };
+            const double factor = fits(0.0) ? inverse_lower_bound(0.0, 1.0, fits) : 0.0;
+            for (std::size_t k = 0; k < shares.size(); ++k)
+                e_[el.children[k]].sg = vscale(shares[k], factor);
+        }
+    }
+
+    void infer_weights() {
+        if (!o_.has_weight_multiplier) return;
+        const double multiplier = o_.weight_multiplier;
+        for (int i : preorder(root_, [&](int j) { return !e_[j].is_op; })) {
+            const Element& el = e_[i];
+            if (el.is_op) continue;
+            for (int c : el.children) {
+                Element& child = e_[c];
+                if (child.is_op || child.weight_explicit) continue;
+                const double own = vmaxcomp(child.sg) + child.total_flow;
+                const double parent = vmaxcomp(el.sg) + el.total_flow;
+                child.weight =
+                    (own < kEpsilon || parent < kEpsilon) ? 1.0 : own * multiplier / parent;
+            }
+        }
+    }
+
+    void compute_estimated_guarantee_share() {
+        for (int i : preorder(root_, [&](int j) { return !e_[j].is_op; })) {
+            Element& el = e_[i];
+            if (el.children.empty()) continue;
+            double weight_sum = 0.0;
+            Vec undistributed = el.estimated;
+            for (int c : el.children) {
+                Element& child = e_[c];
+                weight_sum += child.weight;
+                const Vec estimate = vmin(child.sg, undistributed);
+                child.estimated = estimate;
+                undistributed = vsub(undistributed, estimate);
+            }
+            for (int c : el.children) {
+                Element& child = e_[c];
+                for (int r = 0; r < 5; ++r)
+                    child.estimated[r] += undistributed[r] * child.weight / weight_sum;
+            }
+        }
+    }
+
+    void validate_and_adjust() {
+        const Vec& total = o_.total;
+        Element& root = e_[root_];
+        const Vec total_flow = scale_amounts(total, root.total_flow);
+        const Vec total_burst = scale_amounts(total, root.total_burst);
+        Vec total_strong = kZero;
+        for (int c : root.children) total_strong = vadd(total_strong, e_[c].inferred);
+        errors_->total_strong = total_strong;
+        errors_->total_flow = total_flow;
+        errors_->total_burst = total_burst;
+        if (!dominates(total, vadd(total_strong, total_flow))) errors_->flow_overcommit = true;
+        if (!dominates(total, vadd(total_strong, total_burst))) {
+            errors_->burst_overcommit = true;
+            auto fits = [&](double factor) {
+                Vec acc = vscale(root.sg, factor);
+                for (int p : burst_pools_) acc = vadd(acc, vscale(vconst(e_[p].burst_ratio), factor));
+                return dominates(kOnes, acc);
+            };
+            const double factor = inverse_lower_bound(0.0, 1.0, fits);
+            root.sg = vscale(root.sg, factor);
+            for (int p : burst_pools_) e_[p].burst_ratio *= factor;
+        }
+        adjust_strong_guarantees();
+        infer_weights();
+        root.estimated = root.sg;
+        compute_estimated_guarantee_share();
+    }
+
+    // -- FIFO reordering --
+
+    void reorder_fifo_children(int index) {
+        Element& pool = e_[index];
+        if (!(o_.step_function_for_gangs && pool.step_enabled && o_.fifo_reordering &&
+              pool.fifo_reorder))
+            return;
+        const Vec guarantee = pool.sg;
+        if (dominates(kEpsilonVec, guarantee)) return;
+        std::vector<int> reordered, deferred;
+        Vec accepted = kZero;
+        bool stopped = false;
+        const Vec bound = vadd(guarantee, kEpsilonVec);
+        for (int c : pool.sorted) {
+            const Element& child = e_[c];
+            Vec limited_demand;
+            if (child.gang && !dominates(child.limits_share, child.demand_share)) {
+                limited_demand = kZero;
+            } else {
+                limited_demand = vmin(child.demand_share, child.limits_share);
+            }
+            const bool running = !(child.usage == kZero);
+            const bool fits = dominates(bound, vadd(accepted, limited_demand));
+            if (stopped || (child.gang && !running && !fits)) {
+                deferred.push_back(c);
+                continue;
+            }
+            if (!fits && !child.gang) stopped = true;
+            reordered.push_back(c);
+            accepted = vadd(accepted, limited_demand);
+        }
+        reordered.insert(reordered.end(), deferred.begin(), deferred.end());
+        if (reordered == pool.sorted) return;
+        pool.sorted = std::move(reordered);
+        for (std::size_t k = 0; k < pool.sorted.size(); ++k)
+            e_[pool.sorted[k]].effective_fifo = static_cast<int>(k);
+    }
+
+    // -- functions --
+
+    double min_child_weight(const Element& pool) const {
+        double result = kDoubleMax;
+        for (int c : pool.children) {
+            const double w = e_[c].weight;
+            if (w > kEpsilon && w < result) result = w;
+        }
+        return result;
+    }
+
+    bool uses_step_function(const Element& el) const {
+        return o_.step_function_for_gangs && el.parent >= 0 && e_[el.parent].step_enabled &&
+               el.gang;
+    }
+
+    void build_functions(int index) {
+        Element& el = e_[index];
+        el.has_parts = false;
+        auto start = std::chrono::steady_clock::now();
+        if (el.is_op) {
+            el.fsbff = operation_fsbff(el.usage_share, el.demand_share, uses_step_function(el));
+        } else if (el.fifo) {
+            std::vector<const VChain*> chains;
+            for (int c : el.sorted) chains.push_back(&e_[c].fsbs);
+            el.fsbff = fifo_fsbff(chains, o_.fast_fifo);
+        } else if (el.children.empty()) {
+            el.fsbff = constant_chain(0.0, 1.0, kZero);
+        } else {
+            const double min_weight = min_child_weight(el);
+            std::vector<VChain> scratch(el.children.size());
+            std::vector<const VChain*> scaled(el.children.size());
+            for (std::size_t k = 0; k < el.children.size(); ++k) {
+                const Element& child = e_[el.children[k]];
+                scaled[k] = scale_and_extend(child.fsbs, child.weight / min_weight, scratch[k]);
+            }
+            if (o_.improved) {
+                el.fsbff = improved_sum(scaled, el.parts);
+                el.has_parts = true;
+            } else {
+                el.fsbff = sum_chains(scaled);
+            }
+        }
+        auto next = std::chrono::steady_clock::now();
+        errors_->step_seconds[kStepFsbff] += std::chrono::duration<double>(next - start).count();
+        start = next;
+        el.mffbs = max_fit_factor_by_suggestion(el.fsbff, el.limits_share, el.guarantee_share());
+        next = std::chrono::steady_clock::now();
+        errors_->step_seconds[kStepMffbs] += std::chrono::duration<double>(next - start).count();
+        start = next;
+        const VChain composed = compose(el.fsbff, el.mffbs);
+        next = std::chrono::steady_clock::now();
+        errors_->step_seconds[kStepCompose] += std::chrono::duration<double>(next - start).count();
+        start = next;
+        el.fsbs = compress(composed);
+        el.fsbff_right_bound = el.fsbff.x.back();
+        el.fsbff_size = static_cast<int32_t>(el.fsbff.x.size() - 1);
+        el.fsbff = VChain();
+        next = std::chrono::steady_clock::now();
+        errors_->step_seconds[kStepCompress] += std::chrono::duration<double>(next - start).count();
+        el.has_functions = true;
+    }
+
+    void prepare_recursively(int start) {
+        if (e_[start].prepared) return;
+        for (int i : postorder(start, [&](int j) { return !e_[j].prepared; })) {
+            build_functions(i);
+            e_[i].prepared = true;
+        }
+    }
+
+    // -- integral shares --
+
+    double share_ratio_by_volume(const Element& pool) const {
+        return min_resource_ratio(pool.volume, o_.total) / o_.smooth_period;
+    }
+
+    static Vec adjust_proposed(const Vec& limits, const Vec& strong, const Vec& proposed) {
+        if (dominates(limits, vadd(strong, proposed))) return proposed;
+        Vec adjusted = vsub(limits, strong);
+        for (int r = 0; r < 5; ++r) {
+            for (int k = 0; k < 32; ++k) {
+                if (limits[r] < strong[r] + adjusted[r]) {
+                    adjusted[r] = std::nextafter(adjusted[r], 0.0);
+                } else {
+                    break;
+                }
+            }
+        }
+        return adjusted;
+    }
+
+    Vec hierarchical_available_limits_share(int index) const {
+        Vec result = kOnes;
+        int cur = index;
+        while (cur >= 0 && !e_[cur].is_root) {
+            const Element& el = e_[cur];
+            result = vmin(result, vsub(el.limits_share, el.guarantee_share()));
+            cur = el.parent;
+        }
+        return result;
+    }
+
+    void increase_hierarchical_integral_share(int index, const Vec& delta) {
+        int cur = index;
+        while (cur >= 0) {
+            Element& el = e_[cur];
+            Vec increased = vadd(el.proposed, delta);
+            if (!el.is_root) increased = adjust_proposed(el.limits_share, el.sg, increased);
+            el.proposed = increased;
+            cur = el.parent;
+        }
+    }
+
+    void update_burst_pool_integral_shares() {
+        for (int p : burst_pools_) {
+            Element& pool = e_[p];
+            const double ratio = pymin(pool.burst_ratio, share_ratio_by_volume(pool));
+            Vec proposed = vmin(vconst(ratio), hierarchical_available_limits_share(p));
+            proposed = adjust_proposed(pool.limits_share, pool.sg, proposed);
+            pool.proposed = proposed;
+            prepare_recursively(p);
+            pool.proposed = kZero;
+            const Vec within = value_at(pool.fsbs, 0.0);
+            const Vec integral_share = vmax(vsub(within, pool.sg), kZero);
+            increase_hierarchical_integral_share(p, integral_share);
+            pool.prepared = false;
+            pool.last_ratio = vmaxcomp(integral_share);
+        }
+    }
+
+    void update_relaxed_pool_integral_shares() {
+        if (relaxed_pools_.empty()) return;
+        Vec available = kOnes;
+        for (int c : e_[root_].children) {
+            const Element& child = e_[c];
+            available = vsub(available, vmin(child.guarantee_share(), child.demand_share));
+        }
+        available = vmax(available, kZero);
+        std::vector<int> pools;
+        std::vector<double> weights;
+        std::vector<Vec> original_limits;
+        for (int p : relaxed_pools_) {
+            Element& pool = e_[p];
+            const double ratio = share_ratio_by_volume(pool);
+            if (ratio == 0) continue;
+            pools.push_back(p);
+            weights.push_back(ratio);
+            original_limits.push_back(pool.limits_share);
+            const double multiplier =
+                pool.relaxed_mult_set ? pool.relaxed_mult : o_.relaxed_share_multiplier_limit;
+            const Vec cap = vmin(vconst(ratio), vscale(vconst(pool.flow_ratio), multiplier));
+            pool.limits_share = vmin(pool.limits_share, vadd(cap, pool.sg));
+            prepare_recursively(p);
+        }
+        if (pools.empty()) return;
+        double min_weight = weights[0];
+        for (double w : weights) min_weight = pymin(min_weight, w);
+        for (double& w : weights) w = w / min_weight;
+        auto fits = [&](double fit_factor) {
+            Vec acc = kZero;
+            for (std::size_t k = 0; k < pools.size(); ++k) {
+                const Element& pool = e_[pools[k]];
+                const Vec share = value_at(pool.fsbs, pymin(1.0, fit_factor * weights[k]));
+                acc = vadd(acc, vmax(vsub(share, pool.sg), kZero));
+            }
+            return dominates(available, acc);
+        };
+        const double fit_factor = inverse_lower_bound(0.0, 1.0, fits);
+        for (std::size_t k = 0; k < pools.size(); ++k) {
+            const int p = pools[k];
+            Element& pool = e_[p];
+            const Vec share = value_at(pool.fsbs, pymin(1.0, fit_factor * weights[k]));
+            const Vec integral_share = vmax(vsub(share, pool.sg), kZero);
+            pool.limits_share = original_limits[k];
+            const Vec limited = vmin(integral_share, hierarchical_available_limits_share(p));
+            increase_hierarchical_integral_share(p, limited);
+            pool.prepared = false;
+            pool.last_ratio = vmaxcomp(limited);
+        }
+    }
+
+    // -- top-down distribution --
+
+    void set_detailed(Element& el, const Vec& total, bool promised) {
+        const Vec strong = vmin(total, el.sg);
+        const Vec rest = vsub(total, strong);
+        const Vec integral = vmin(rest, el.proposed);
+        Vec* out = promised ? el.pfs : el.fs;
+        out[0] = strong;
+        out[1] = integral;
+        out[2] = vsub(rest, integral);
+        out[3] = total;
+    }
+
+    const std::vector<int>& children_in_order(const Element& pool) const {
+        return pool.fifo ? pool.sorted : pool.children;
+    }
+
+    void child_suggestions(const Element& pool, double fit_factor, std::vector<double>& out) const {
+        if (pool.fifo) {
+            const std::size_t count = pool.sorted.size();
+            const double satisfied_d = std::trunc(fit_factor);
+            const auto satisfied = static_cast<std::size_t>(satisfied_d);
+            const double partial = fit_factor - satisfied_d;
+            out.assign(count, 0.0);
+            for (std::size_t k = 0; k < satisfied && k < count; ++k) out[k] = 1.0;
+            if (partial != 0.0) {
+                if (satisfied >= count) throw EngineError("fifo: fit factor beyond the children");
+                out[satisfied] = partial;
+            }
+            return;
+        }
+        const double min_weight = min_child_weight(pool);
+        out.resize(pool.children.size());
+        for (std::size_t k = 0; k < pool.children.size(); ++k)
+            out[k] = pymin(1.0, fit_factor * (e_[pool.children[k]].weight / min_weight));
+    }
+
+    void distribute_scalar(int start, double start_suggestion, bool promised) {
+        std::vector<std::pair<int, double>> stack{{start, start_suggestion}};
+        std::vector<double> suggestions;
+        while (!stack.empty()) {
+            auto [i, suggestion] = stack.back();
+            stack.pop_back();
+            Element& el = e_[i];
+            if (el.is_op) {
+                set_detailed(el, value_at(el.fsbs, suggestion), promised);
+                continue;
+            }
+            const auto& children = children_in_order(el);
+            if (children.empty()) {
+                set_detailed(el, kZero, promised);
+                continue;
+            }
+            const Vec suggested = value_at(el.fsbs, suggestion);
+            const Vec ceiling = vadd(suggested, kEpsilonVec);
+            std::vector<double> buffer;
+            auto fits = [&](double fit_factor) {
+                child_suggestions(el, fit_factor, buffer);
+                Vec acc = kZero;
+                for (std::size_t k = 0; k < children.size(); ++k)
+                    acc = vadd(acc, value_at(e_[children[k]].fsbs, buffer[k]));
+                return dominates(ceiling, acc);
+            };
+            double fit_factor = value_at(el.mffbs, suggestion);
+            if (!fits(fit_factor)) fit_factor = inverse_lower_bound(0.0, fit_factor, fits);
+            child_suggestions(el, fit_factor, suggestions);
+            for (std::size_t k = children.size(); k-- > 0;)
+                stack.emplace_back(children[k], suggestions[k]);
+            set_detailed(el, suggested, promised);
+        }
+    }
+
+    void child_shares(const Element& pool, double fit_factor, std::vector<Vec>& out) const {
+        if (pool.fifo) {
+            const auto& children = pool.sorted;
+            const double satisfied_d = std::trunc(fit_factor);
+            const auto satisfied = static_cast<std::size_t>(satisfied_d);
+            const double partial = fit_factor - satisfied_d;
+            out.assign(children.size(), kZero);
+            for (std::size_t k = 0; k < satisfied && k < children.size(); ++k)
+                out[k] = value_at(e_[children[k]].fsbs, 1.0);
+            if (partial != 0.0) {
+                if (satisfied >= children.size())
+                    throw EngineError("fifo: fit factor beyond the children");
+                out[satisfied] = value_at(e_[children[satisfied]].fsbs, partial);
+            }
+            return;
+        }
+        if (!pool.has_parts) throw EngineError("improved distribution without improved functions");
+        pool.parts.shares(fit_factor, out);
+    }
+
+    void distribute_vector(int start, const Vec& start_suggested, bool promised) {
+        std::vector<std::pair<int, Vec>> stack{{start, start_suggested}};
+        std::vector<Vec> shares;
+        while (!stack.empty()) {
+            auto [i, suggested] = stack.back();
+            stack.pop_back();
+            Element& el = e_[i];
+            if (el.is_op) {
+                set_detailed(el, suggested, promised);
+                continue;
+            }
+            const auto& children = children_in_order(el);
+            if (children.empty()) {
+                set_detailed(el, kZero, promised);
+                continue;
+            }
+            std::vector<Vec> buffer;
+            auto children_total = [&](double fit_factor) {
+                child_shares(el, fit_factor, buffer);
+                Vec acc = kZero;
+                for (const Vec& s : buffer) acc = vadd(acc, s);
+                return acc;
+            };
+            const double right_bound = el.fsbff_right_bound;
+            double fit_factor = inverse_lower_bound(0.0, right_bound, [&](double f) {
+                return dominates(suggested, children_total(f));
+            });
+            if (!dominates(kEpsilonVec, vsub(suggested, children_total(fit_factor))) &&
+                o_.improved_gap) {
+                const Vec ceiling = vadd(suggested, kEpsilonVec);
+                fit_factor = inverse_lower_bound(fit_factor, right_bound, [&](double f) {
+                    return dominates(ceiling, children_total(f));
+                });
+            }
+            if (fit_factor < kEpsilon) fit_factor = 0.0;
+            child_shares(el, fit_factor, shares);
+            for (std::size_t k = children.size(); k-- > 0;) stack.emplace_back(children[k], shares[k]);
+            set_detailed(el, suggested, promised);
+        }
+    }
+
+    void compute_promised_guarantee_fair_share() {
+        std::vector<int> stack{root_};
+        while (!stack.empty()) {
+            const int i = stack.back();
+            stack.pop_back();
+            Element& el = e_[i];
+            if (el.is_op) continue;
+            if (el.promised_flag && !el.is_root) {
+                if (o_.improved) {
+                    distribute_vector(i, value_at(el.fsbs, 0.0), true);
+                } else {
+                    distribute_scalar(i, 0.0, true);
+                }
+                continue;
+            }
+            for (auto it = el.children.rbegin(); it != el.children.rend(); ++it) stack.push_back(*it);
+        }
+    }
+
+    void update_root_fair_share() {
+        Element& root = e_[root_];
+        Vec used_strong = kZero, total = kZero;
+        for (int c : root.children) {
+            used_strong = vadd(used_strong, e_[c].fs[0]);
+            total = vadd(total, e_[c].fs[3]);
+        }
+        const Vec configured = root.sg;
+        root.sg = used_strong;
+        set_detailed(root, total, false);
+        root.sg = configured;
+    }
+
+    void run() {
+        Errors& t = *errors_;
+        {
+            StepTimer timer(t, kStepAttributes);
+            validate_pool_configs();
+            determine_inferred_strong_guarantees();
+            collect_integral_pools();
+            update_cumulative_attributes();
+        }
+        {
+            StepTimer timer(t, kStepIntegralVolumes);
+            consume_and_refill();
+        }
+        {
+            StepTimer timer(t, kStepGuarantees);
+            validate_and_adjust();
+            for (int p : fifo_pools_) reorder_fifo_children(p);
+        }
+        {
+            // Functions built here count in their own steps too; the profile subtracts them.
+            StepTimer timer(t, kStepIntegralShares);
+            update_burst_pool_integral_shares();
+            update_relaxed_pool_integral_shares();
+        }
+        prepare_recursively(root_);
+        {
+            StepTimer timer(t, kStepDistribute);
+            if (o_.improved) {
+                distribute_vector(root_, value_at(e_[root_].fsbs, 1.0), false);
+            } else {
+                distribute_scalar(root_, 1.0, false);
+            }
+            compute_promised_guarantee_fair_share();
+            update_root_fair_share();
+        }
+    }
+};
+
+}  // namespace
+
+void run_update(int64_t n, const double* in_f, const int32_t* in_i, const Options& options,
+                double* out_f, int32_t* out_i, Errors& errors) {
+    if (n <= 0) throw EngineError("the tree has no elements");
+    auto setup_start = std::chrono::steady_clock::now();
+    Engine engine(n, options);
+    engine.errors_ = &errors;
+    auto& e = engine.e_;
+    for (int64_t k = 0; k < n; ++k) {
+        const double* f = in_f + k * kInF;
+        const int32_t* i = in_i + k * kInI;
+        Element& el = e[static_cast<std::size_t>(k)];
+        el.parent = i[kInParent];
+        el.is_op = i[kInIsOp] != 0;
+        el.fifo = i[kInFifo] != 0;
+        el.weight = f[kInWeight];
+        el.weight_explicit = i[kInWeightExplicit] != 0;
+        el.demand = get(f, kInDemand);
+        el.usage = get(f, kInUsage);
+        el.limits = get(f, kInLimits);
+        el.sg_mask = static_cast<uint8_t>(i[kInSgMask]);
+        el.explicit_sg = get(f, kInExplicitSg);
+        el.itype = i[kInIntegralType];
+        el.flow = get(f, kInFlow);
+        el.burst = get(f, kInBurst);
+        el.relaxed_mult = f[kInRelaxedMult];
+        el.relaxed_mult_set = i[kInRelaxedMultSet] != 0;
+        el.can_accept = i[kInCanAccept] != 0;
+        el.should_distribute = i[kInShouldDistribute];
+        for (int p = 0; p < 3; ++p) el.params[p] = i[kInFifoParam0 + p];
+        el.start_time = f[kInStartTime];
+        el.pending = f[kInPendingJobs];
+        el.promised_flag = i[kInPromised] != 0;
+        el.fifo_reorder = i[kInFifoReorder] != 0;
+        el.step_enabled = i[kInStepEnabled] != 0;
+        el.gang = i[kInGang] != 0;
+        el.volume = get(f, kInVolume);
+        el.last_ratio = f[kInLastRatio];
+        if (el.parent < 0) {
+            if (engine.root_ >= 0) throw EngineError("more than one root");
+            engine.root_ = static_cast<int>(k);
+            el.is_root = true;
+        } else if (el.parent >= n) {
+            throw EngineError("parent index out of range");
+        }
+    }
+    if (engine.root_ < 0) throw EngineError("no root");
+    for (int64_t k = 0; k < n; ++k) {
+        const int p = e[static_cast<std::size_t>(k)].parent;
+        if (p >= 0) {
+            if (e[p].is_op) throw EngineError("an operation cannot have children");
+            e[p].children.push_back(static_cast<int>(k));
+        }
+    }
+    // Every element must hang below the root (no cycles).
+    {
+        std::vector<int> stack{engine.root_};
+        int64_t reached = 0;
+        while (!stack.empty()) {
+            const int j = stack.back();
+            stack.pop_back();
+            ++reached;
+            for (int c : e[j].children) stack.push_back(c);
+        }
+        if (reached != n) throw EngineError("elements form a cycle and never reach the root");
+    }
+
+    errors.step_seconds[kStepSetup] += seconds_since(setup_start);
+    engine.run();
+
+    StepTimer output_timer(errors, kStepOutput);
+    for (int64_t k = 0; k < n; ++k) {
+        const Element& el = e[static_cast<std::size_t>(k)];
+        double* f = out_f + k * kOutF;
+        int32_t* i = out_i + k * kOutI;
+        for (int part = 0; part < 4; ++part) {
+            put(f, kOutFairShare + 5 * part, el.fs[part]);
+            put(f, kOutPromised + 5 * part, el.pfs[part]);
+        }
+        put(f, kOutLimitsShare, el.limits_share);
+        put(f, kOutSgShare, el.sg);
+        put(f, kOutProposed, el.proposed);
+        put(f, kOutUsageShare, el.usage_share);
+        put(f, kOutDemandShare, el.demand_share);
+        put(f, kOutEstimated, el.estimated);
+        f[kOutBurstRatio] = el.burst_ratio;
+        f[kOutTotalBurstRatio] = el.total_burst;
+        f[kOutFlowRatio] = el.flow_ratio;
+        f[kOutTotalFlowRatio] = el.total_flow;
+        put(f, kOutVolume, el.volume);
+        f[kOutLastRatio] = el.last_ratio;
+        put(f, kOutOverflow, el.overflow);
+        put(f, kOutAcceptable, el.acceptable);
+        put(f, kOutChildrenOverflow, el.children_overflow);
+        put(f, kOutAcceptedFree, el.accepted_free);
+        f[kOutWeight] = el.weight;
+        put(f, kOutInferredSg, el.inferred);
+        put(f, kOutUsage, el.usage);
+        put(f, kOutDemand, el.demand);
+        put(f, kOutLimitedDemand, el.has_functions ? el.fsbs.y.back() : kZero);
+        i[kOutDominant] = el.dominant;
+        i[kOutFifoIndex] = el.fifo_index;
+        i[kOutEffectiveFifo] = el.effective_fifo;
+        i[kOutFsbsSize] = el.has_functions ? static_cast<int32_t>(el.fsbs.x.size() - 1) : -1;
+        i[kOutFsbffSize] = el.has_functions ? el.fsbff_size : -1;
+        i[kOutMffbsSize] = el.has_functions ? static_cast<int32_t>(el.mffbs.x.size() - 1) : -1;
+    }
+}
+
+}  // namespace ytsched

@@ -1,0 +1,351 @@
+"""Run one update in the native core and map its flat results back to elements.
+
+:func:`run_native_update` is what :func:`ytsched.fairshare.update.run_update` calls by default:
+it lays the snapshot out as arrays (:mod:`ytsched.fairshare.flat`, which also checks it), runs
+the C++ core (``src/native/``) with the GIL released, and builds the same
+:class:`~ytsched.fairshare.update.UpdateResult` the reference engine returns, so callers cannot
+tell the two apart.  The piecewise-linear functions stay inside the core; each element gets
+their sizes and the limited demand share (the FSBS right value), which is all callers read.
+
+``YTSCHED_NATIVE_LIBRARY`` (a path to a built ``_native`` shared object) loads another build of
+the core instead of the installed one; CI uses it to run the engine tests against an
+AddressSanitizer build.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Callable
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+
+from ytsched.errors import YtschedError
+from ytsched.fairshare.elements import Element, IntegralState
+from ytsched.fairshare.flat import FlatTree, build_flat
+from ytsched.fairshare.functions import without_cyclic_gc
+from ytsched.fairshare.model import DetailedShare, TreeSnapshot, UpdateError
+from ytsched.resources import RESOURCE_NAMES, amounts_to_map
+
+if TYPE_CHECKING:
+    from ytsched.fairshare.update import UpdateResult
+
+STEPS = (
+    "setup",
+    "attributes",
+    "integral volumes",
+    "guarantees",
+    "integral shares",
+    "fsbff",
+    "mffbs",
+    "compose",
+    "compress",
+    "distribute",
+    "output",
+)
+"""Names of the per-step seconds the core reports (``Step`` in src/native/update.hpp); the
+last item of :func:`run_flat`'s summary holds them in this order."""
+
+# Output columns (``OutF`` / ``OutI`` in src/native/update.hpp).
+OUT_F = 121
+OUT_I = 6
+
+
+class NativeEngineError(YtschedError):
+    """The native core refused an input the checks let through (a bug: please report it)."""
+
+
+_module: ModuleType | None = None
+
+
+def _load() -> ModuleType:
+    global _module
+    if _module is None:
+        path = os.environ.get("YTSCHED_NATIVE_LIBRARY")
+        if path:
+            spec = importlib.util.spec_from_file_location("ytsched.fairshare._native", path)
+            if spec is None or spec.loader is None:
+                raise ImportError(f"cannot load the native core from {path!r}")
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        else:
+            module = importlib.import_module("ytsched.fairshare._native")
+        if module.OUT_F != OUT_F or module.OUT_I != OUT_I:
+            raise ImportError("the native core's result layout does not match this package")
+        if os.environ.get("YTSCHED_EXPECT_SANITIZED") and not module.SANITIZED:
+            raise ImportError("YTSCHED_EXPECT_SANITIZED is set but the core is not sanitized")
+        _module = module
+    return _module
+
+
+def native_available() -> bool:
+    """Whether the compiled core can be imported."""
+    try:
+        _load()
+    except ImportError:
+        return False
+    return True
+
+
+def run_flat(flat: FlatTree) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], tuple[Any, ...]]:
+    """Run the core on checked arrays: (float results, int results, error summary)."""
+    module = _load()
+    n = flat.in_f.shape[0]
+    out_f = np.empty((n, OUT_F), dtype=np.float64)
+    out_i = np.empty((n, OUT_I), dtype=np.int32)
+    try:
+        summary = module.run_update(flat.in_f, flat.in_i, flat.opts_f, flat.opts_i, out_f, out_i)
+    except module.NativeEngineError as error:
+        message = f"native fair-share core: {error}"
+        raise NativeEngineError("NativeEngineFailure", message) from error
+    return out_f, out_i, summary
+
+
+@without_cyclic_gc
+def run_native_update(snapshot: TreeSnapshot) -> UpdateResult:
+    """The native equivalent of the reference ``run_update`` (same result, same errors)."""
+    from ytsched.fairshare.update import UpdateResult
+
+    flat = build_flat(snapshot)
+    out_f, out_i, summary = run_flat(flat)
+    root, pools, operations = _elements(snapshot, flat, out_f, out_i)
+    errors = _errors(summary, flat, snapshot)
+    return UpdateResult(
+        root=root,
+        pools=pools,
+        operations=operations,
+        errors=errors,
+        total_resource_limits=snapshot.total_resource_limits,
+        options=snapshot.options,
+    )
+
+
+def _errors(summary: tuple[Any, ...], flat: FlatTree, snapshot: TreeSnapshot) -> list[UpdateError]:
+    nested, flow_overcommit, burst_overcommit, total_strong, total_flow, total_burst, _ = summary
+    errors: list[UpdateError] = []
+    if nested:
+        errors.append(
+            UpdateError(
+                code="NestedPromisedGuaranteeFairSharePools",
+                message="Found pools with enabled promised guarantee fair share computation"
+                " which are nested inside other such pools",
+                attributes={
+                    "nested_promised_guarantee_fair_share_pools": [
+                        flat.pool_names[i] for i in nested
+                    ]
+                },
+            )
+        )
+    total = snapshot.total_resource_limits
+    for failed, what, key, amounts in (
+        (flow_overcommit, "resource flows", "total_resource_flow", total_flow),
+        (burst_overcommit, "burst guarantees", "total_burst_resources", total_burst),
+    ):
+        if failed:
+            errors.append(
+                UpdateError(
+                    code="PoolTreeGuaranteesOvercommit",
+                    message=f"Strong guarantees and {what} exceed total cluster resources",
+                    attributes={
+                        "total_strong_guarantee_resources": amounts_to_map(total_strong),
+                        key: amounts_to_map(amounts),
+                        "total_cluster_resources": amounts_to_map(total),
+                    },
+                )
+            )
+    return errors
+
+
+# --- elements ------------------------------------------------------------------------------
+
+
+def _vector(start: int) -> Callable[[np.ndarray[Any, Any], np.ndarray[Any, Any]], Any]:
+    def build(f: np.ndarray[Any, Any], i: np.ndarray[Any, Any]) -> Any:
+        return tuple(f[start : start + 5].tolist())
+
+    return build
+
+
+def _scalar(column: int) -> Callable[[np.ndarray[Any, Any], np.ndarray[Any, Any]], Any]:
+    def build(f: np.ndarray[Any, Any], i: np.ndarray[Any, Any]) -> Any:
+        return float(f[column])
+
+    return build
+
+
+def _detailed(start: int) -> Callable[[np.ndarray[Any, Any], np.ndarray[Any, Any]], Any]:
+    def build(f: np.ndarray[Any, Any], i: np.ndarray[Any, Any]) -> Any:
+        v = f[start : start + 20].tolist()
+        return DetailedShare(tuple(v[0:5]), tuple(v[5:10]), tuple(v[10:15]), tuple(v[15:20]))
+
+    return build
+
+
+def _integral(f: np.ndarray[Any, Any], i: np.ndarray[Any, Any]) -> Any:
+    v = f[74:100].tolist()
+    return IntegralState(
+        tuple(v[0:5]), v[5], tuple(v[6:11]), tuple(v[11:16]), tuple(v[16:21]), tuple(v[21:26])
+    )
+
+
+def _index_or_none(column: int) -> Callable[[np.ndarray[Any, Any], np.ndarray[Any, Any]], Any]:
+    def build(f: np.ndarray[Any, Any], i: np.ndarray[Any, Any]) -> Any:
+        value = int(i[column])
+        return None if value < 0 else value
+
+    return build
+
+
+def _sizes(f: np.ndarray[Any, Any], i: np.ndarray[Any, Any]) -> Any:
+    return None if i[3] < 0 else (int(i[3]), int(i[4]), int(i[5]))
+
+
+_LAZY: dict[str, Callable[[np.ndarray[Any, Any], np.ndarray[Any, Any]], Any]] = {
+    "fair_share": _detailed(0),
+    "promised_guarantee_fair_share": _detailed(20),
+    "limits_share": _vector(40),
+    "strong_guarantee_share": _vector(45),
+    "proposed_integral_share": _vector(50),
+    "usage_share": _vector(55),
+    "demand_share": _vector(60),
+    "estimated_guarantee_share": _vector(65),
+    "burst_ratio": _scalar(70),
+    "total_burst_ratio": _scalar(71),
+    "resource_flow_ratio": _scalar(72),
+    "total_resource_flow_ratio": _scalar(73),
+    "integral": _integral,
+    "weight": _scalar(100),
+    "inferred_strong_guarantee_resources": lambda f, i: f[101:106].tolist(),
+    "resource_usage": _vector(106),
+    "resource_demand": _vector(111),
+    "limited_demand_share": _vector(116),
+    "dominant_resource": lambda f, i: RESOURCE_NAMES[int(i[0])],
+    "fifo_index": _index_or_none(1),
+    "effective_fifo_index": _index_or_none(2),
+    "function_sizes": _sizes,
+}
+
+
+def _lazy_attribute(name: str) -> property:
+    """A computed attribute read from the core's result row on first access, then stored in the
+    element's own slot (so later reads and writes are plain slot accesses)."""
+    slot = Element.__dict__[name]
+    build = _LAZY[name]
+
+    def get(self: NativeElement) -> Any:
+        try:
+            return slot.__get__(self, Element)
+        except AttributeError:
+            value = build(self._rows_f[self._row], self._rows_i[self._row])
+            slot.__set__(self, value)
+            return value
+
+    def set(self: NativeElement, value: Any) -> None:
+        slot.__set__(self, value)
+
+    return property(get, set, doc=f"``{name}``, read from the native result on first access.")
+
+
+class NativeElement(Element):
+    """An :class:`Element` whose computed attributes come from the native core's result arrays.
+
+    Building every attribute of every element eagerly costs ~8 µs per element in CPython, more
+    than the update itself; most callers read a few attributes of some elements.  The structure
+    (names, specs, parent, children, FIFO order) is built eagerly; each computed attribute is
+    converted when first read and kept.  Behaves as an ``Element`` in every other respect.
+    """
+
+    __slots__ = ("_row", "_rows_f", "_rows_i")
+
+    _row: int
+    _rows_f: np.ndarray[Any, Any]
+    _rows_i: np.ndarray[Any, Any]
+
+
+for _name in _LAZY:
+    setattr(NativeElement, _name, _lazy_attribute(_name))
+del _name
+
+
+def _elements(
+    snapshot: TreeSnapshot,
+    flat: FlatTree,
+    out_f: np.ndarray[Any, Any],
+    out_i: np.ndarray[Any, Any],
+) -> tuple[Element, dict[str, Element], dict[str, Element]]:
+    """The element tree, linked as ``build_tree`` links it; computed attributes are lazy."""
+    parents = flat.in_i[:, 0].tolist()
+    gangs = flat.in_i[:, 15].tolist()
+    pool_count = len(snapshot.pools)
+    new = NativeElement.__new__
+    elements: list[NativeElement] = []
+    gpu_only = snapshot.options.use_only_gpu_strong_guarantees
+    total = snapshot.total_resource_limits
+    index = 0
+    for spec in snapshot.pools:
+        element = new(NativeElement)
+        element.name = spec.name
+        element.is_operation = False
+        element.is_root = spec.parent is None
+        element.pool = spec
+        element.operation = None
+        element.parent = None
+        element.children = []
+        element.resource_limits = total if spec.parent is None else spec.resource_limits
+        element.is_gang_like = False
+        explicit = dict(spec.strong_guarantee_resources)
+        if gpu_only:
+            explicit = {2: explicit[2]} if 2 in explicit else {}
+        element.explicit_strong_guarantee = explicit
+        element.sorted_children = []
+        element.fsbff = element.mffbs = element.fsbs = None
+        element.child_fsbff = None
+        element.prepared = True
+        element._row = index
+        element._rows_f = out_f
+        element._rows_i = out_i
+        elements.append(element)
+        index += 1
+    for op in snapshot.operations:
+        element = new(NativeElement)
+        element.name = op.name
+        element.is_operation = True
+        element.is_root = False
+        element.pool = None
+        element.operation = op
+        element.parent = None
+        element.children = []
+        element.resource_limits = op.resource_limits
+        element.is_gang_like = bool(gangs[index])
+        element.explicit_strong_guarantee = {}
+        element.sorted_children = []
+        element.fsbff = element.mffbs = element.fsbs = None
+        element.child_fsbff = None
+        element.prepared = True
+        element._row = index
+        element._rows_f = out_f
+        element._rows_i = out_i
+        elements.append(element)
+        index += 1
+    for position, element in enumerate(elements):
+        parent = parents[position]
+        if parent >= 0:
+            owner = elements[parent]
+            element.parent = owner
+            owner.children.append(element)
+    effective = out_i[:, 2]
+    order = np.where(effective >= 0, effective, out_i[:, 1]).tolist()
+    for element in elements[:pool_count]:
+        assert element.pool is not None
+        if element.children and element.pool.mode.value == "fifo":
+            element.sorted_children = sorted(
+                element.children, key=lambda child: order[cast(NativeElement, child)._row]
+            )
+    root = elements[flat.root_index]
+    pools: dict[str, Element] = dict(zip(flat.pool_names, elements[:pool_count], strict=True))
+    operations: dict[str, Element] = dict(
+        zip(flat.operation_names, elements[pool_count:], strict=True)
+    )
+    return root, pools, operations
