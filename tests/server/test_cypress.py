@@ -121,3 +121,9 @@ def test_bad_paths_are_4xx(service: Service) -> None:
     assert service.error("get", path="//nope") == (404, "ResolveError")
     assert service.error("set", path="//sys/pools/research", value=1) == (400, "NotSupported")
     assert service.error("create", type="table", path="//tmp/t")[0] == 400
+
+
+def test_instances_lists_the_one_sqlite_instance_as_leader(service: Service) -> None:
+    instances = service.call("get", path="//sys/scheduler/instances")["value"]
+    assert [(row["role"], row["engine"]) for row in instances.values()] == [("leader", "sqlite")]
+    assert "instances" in service.call("get", path="//sys/scheduler")["value"]
