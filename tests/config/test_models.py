@@ -220,7 +220,7 @@ def test_bad_durations(raw: object) -> None:
         (TreeConfig, {"max_running_operation_count": 0}, "max_running_operation_count"),
         (TreeConfig, {"pool_config_presets": {"p": {"weight": 2}}}, "pool_config_presets.p.weight"),
         (OperationSpec, {"preemption_mode": "eager"}, "preemption_mode"),
-        (OperationSpec, {"max_unpreemptible_job_count": 3}, "max_unpreemptible_job_count"),
+        (OperationSpec, {"max_unpreemptible_job_count": -1}, "max_unpreemptible_job_count"),
         (OperationSpec, {"pool_trees": ["a", "a"]}, "lists a tree twice"),
         (OperationSpec, {"tasks": {"t": {"job_count": 0}}}, "tasks.t.job_count"),
         (OperationSpec, {"tasks": {"t": {"interruption_signal": "INT"}}}, "interruption_signal"),

@@ -269,17 +269,39 @@ def test_per_tree_pool_weight_and_limits() -> None:
     assert (in_b.pool.name, in_b.weight, in_b.resource_limits.as_map()) == ("pb", 5, {"cpu": 4.0})
 
 
-def test_operation_pending_in_one_tree_is_pending() -> None:
+def test_operation_limited_in_one_tree_runs_in_the_others() -> None:
+    """YTsaurus keeps the pending state per tree: only the limited tree holds it back."""
     trees = PoolTrees()
     trees.create_tree("a")
     trees.create_tree("b", {"max_running_operation_count": 1})
-    both = vanilla(pool="p", pool_trees=["a", "b"])
+    for name in ("a", "b"):
+        trees.register_node(
+            f"n-{name}", tags=[], resource_limits={"cpu": 10, "user_slots": 10, "memory": 10}
+        )
+    trees.update_tree_config("a", {"node_tag_filter": "n-a"})
+    trees.update_tree_config("b", {"node_tag_filter": "n-b"})
+    both = vanilla(pool="p", pool_trees=["a", "b"], cpu=1.0)
+    trees.start_operation("x", user="u", spec=both, now=1)
+    second = trees.start_operation("y", user="u", spec=both, now=2)
+    assert second.state is OperationState.RUNNING
+    assert second.tree_states == {"a": "running", "b": "pending"}
+    results = trees.update(3)
+    # It demands resources in the tree that admitted it, none in the limited one.
+    assert results["a"].operations["y"].resource_demand[1] > 0
+    assert results["b"].operations["y"].resource_demand == (0.0, 0.0, 0.0, 0.0, 0.0)
+    assert trees.tree("b").operations["y"].running is False
+    trees.complete_operation("x", now=3)
+    assert second.tree_states == {"a": "running", "b": "running"}
+    assert second.state is OperationState.RUNNING
+
+
+def test_operation_limited_in_every_tree_is_pending() -> None:
+    trees = PoolTrees()
+    trees.create_tree("a", {"max_running_operation_count": 1})
+    both = vanilla(pool="p", pool_trees=["a"])
     trees.start_operation("x", user="u", spec=both, now=1)
     second = trees.start_operation("y", user="u", spec=both, now=2)
     assert second.state is OperationState.PENDING
-    assert second.tree_states == {"a": "running", "b": "pending"}
-    trees.complete_operation("x", now=3)
-    assert second.state is OperationState.RUNNING
 
 
 def test_scheduler_wide_limit_counts_unfinished_operations_only() -> None:

@@ -26,7 +26,8 @@ def test_operation_without_pool_gets_user_pool_under_default_parent() -> None:
     assert "alice" in tree.pools
     trees.complete_operation("b", now=3)
     assert "alice" not in tree.pools
-    assert tree.user_ephemeral_pools == {}
+    # YTsaurus keeps the user in the map: user_to_ephemeral_pools/alice reads [].
+    assert tree.orchid()["user_to_ephemeral_pools"] == {"alice": []}
 
 
 def test_missing_default_parent_falls_back_to_root_with_alert() -> None:
@@ -123,7 +124,7 @@ def test_explicit_pool_adopts_ephemeral_pool() -> None:
     adopted = tree.create_pool("alice", "team", {"weight": 3})
     assert not adopted.is_ephemeral and adopted.parent is tree.pools["team"]
     assert counters(tree, "team") == (1, 1, 0)
-    assert tree.user_ephemeral_pools == {}
+    assert tree.user_ephemeral_pools == {"alice": []}
     trees.complete_operation("a", now=2)
     assert "alice" in tree.pools  # explicit pools are not removed when empty
     assert tree.check_invariants() == []

@@ -182,8 +182,12 @@ def test_orchid_attributes_of_pools_and_operations() -> None:
     assert a["allocation_preemption_timeout"] == 10_000
     assert a["fair_share_ratio"] > 0 and b["fair_share_ratio"] == 0
     assert a["pool"] == "c" and a["dominant_resource"] in {"cpu", "user_slots"}
-    assert view["operations_by_pool"]["c"] == ["a", "b"]
-    assert view["child_pools_by_pool"]["<Root>"] == ["p"]
+    assert list(view["operations_by_pool"]["c"]) == ["a", "b"]
+    assert view["operations_by_pool"]["c"]["a"] is view["operations"]["a"]
+    assert view["operations_by_pool"]["p"] == {}
+    assert list(view["child_pools_by_pool"]["<Root>"]) == ["p"]
+    assert view["child_pools_by_pool"]["p"]["c"]["full_path"] == "/p/c"
+    assert view["child_pools_by_pool"]["c"] == {}
     assert view["config"]["fair_share_starvation_tolerance"] == 0.7
 
 

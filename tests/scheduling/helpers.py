@@ -33,9 +33,16 @@ def limits(cpu: float = 10.0, slots: float | None = None, memory_gib: float = 10
 def vanilla(
     pool: str | None = None, jobs: int = 10, cpu: float = 1.0, memory_gib: float = 1.0, **extra: Any
 ) -> dict[str, Any]:
+    # Interruptible jobs (a signal), so that preemption interrupts them with a timeout; a job
+    # without a signal is aborted at once (``test_preemption.py`` checks both).
     spec: dict[str, Any] = {
         "tasks": {
-            "main": {"job_count": jobs, "cpu_limit": cpu, "memory_limit": int(memory_gib * GIB)}
+            "main": {
+                "job_count": jobs,
+                "cpu_limit": cpu,
+                "memory_limit": int(memory_gib * GIB),
+                "interruption_signal": "SIGINT",
+            }
         }
     }
     if pool is not None:

@@ -148,6 +148,38 @@ def test_interrupted_job_is_aborted_after_the_preemption_timeout() -> None:
     assert cluster.trees.operation("op1").pending_job_count == 1
 
 
+def test_job_without_interruption_signal_is_aborted_at_once_with_reason_preemption() -> None:
+    """A vanilla job without ``interruption_signal`` cannot be interrupted: YTsaurus aborts it
+    at once (abort reason ``preemption``), not after ``allocation_preemption_timeout`` as
+    ``interruption_timeout``."""
+    cluster = Cluster()
+    cluster.pool("a")
+    cluster.pool("b")
+    victim_spec = vanilla("a", jobs=10)
+    del victim_spec["tasks"]["main"]["interruption_signal"]
+    cluster.operation("op1", victim_spec)
+    cluster.update(0.0)
+    cluster.heartbeat()
+    cluster.operation("op2", vanilla("b", jobs=10))
+    cluster.update(1.0)
+    cluster.heartbeat()
+    cluster.update(32.0)
+    response = cluster.heartbeat()
+    assert response.interrupt == ()
+    (abort,) = response.abort
+    assert abort.reason is InterruptionReason.PREEMPTION
+    assert abort.preempted_for_operation == "op2"
+    assert [s.operation_id for s in response.start] == ["op2"]
+    job = cluster.trees.operation("op1").jobs[abort.job_id]
+    assert job.state.value == "aborted" and job.reason is not None
+    assert job.reason.startswith("preemption")
+    assert cluster.trees.operation("op1").pending_job_count == 1
+    # nothing is left to time out later (op2 still starves, so it may preempt again)
+    later = cluster.heartbeat(now=42.0)
+    assert all(a.reason is InterruptionReason.PREEMPTION for a in later.abort)
+    assert later.interrupt == ()
+
+
 def test_interrupted_job_that_finishes_returns_its_work_to_pending() -> None:
     cluster = starving()
     cluster.nodes["n1"].interrupt_delay = 2.0

@@ -127,3 +127,26 @@ def test_instances_lists_the_one_sqlite_instance_as_leader(service: Service) -> 
     instances = service.call("get", path="//sys/scheduler/instances")["value"]
     assert [(row["role"], row["engine"]) for row in instances.values()] == [("leader", "sqlite")]
     assert "instances" in service.call("get", path="//sys/scheduler")["value"]
+
+
+def test_set_of_a_boolean_into_an_integer_option_is_refused(service: Service) -> None:
+    """YTsaurus's typed pool attributes: ``set //sys/pools/x/@max_operation_count %true`` is a
+    validation error and the old value stays."""
+    service.call("set", path="//sys/pools/research/@max_operation_count", value=7)
+    assert service.error("set", path="//sys/pools/research/@max_operation_count", value=True) == (
+        400,
+        "InvalidConfig",
+    )
+    assert (
+        service.error("set", path="//sys/pools/research/@weight", value="3")[1] == "InvalidConfig"
+    )
+    assert service.call("get", path="//sys/pools/research/@max_operation_count")["value"] == 7
+    assert service.call("get", path="//sys/pools/research/@weight")["value"] == 2
+
+
+def test_orchid_child_pools_by_pool_is_a_map(service: Service) -> None:
+    new = "//sys/scheduler/orchid/scheduler/pool_trees/default"
+    children = service.call(
+        "get", path=f"{new}/child_pools_by_pool/research", fields=["full_path", "child_pool_count"]
+    )["value"]
+    assert children == {"team": {"full_path": "/research/team", "child_pool_count": 0}}

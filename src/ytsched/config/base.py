@@ -18,10 +18,20 @@ from __future__ import annotations
 
 import math
 import re
+import types
 from collections.abc import Mapping
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, Union, get_args, get_origin
 
-from pydantic import AliasChoices, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
 from ytsched.errors import YtschedError
 
@@ -36,7 +46,14 @@ class ConfigError(YtschedError):
 
 
 class ConfigModel(BaseModel):
-    """Base of every configuration model: strict keys, aliases accepted, immutable."""
+    """Base of every configuration model: strict keys, aliases accepted, immutable.
+
+    Scalar options are typed strictly, as YTsaurus's YSON structs read them
+    (``yt/yt/core/ytree/serialize.cpp``): a boolean is not a number, a string is not a number,
+    and a number is not a boolean, so ``set`` of ``%true`` into ``max_operation_count`` is
+    refused instead of becoming 1 (see :func:`_scalar_problem`).  Integers are accepted for
+    float options, and ``"true"`` / ``"false"`` for boolean ones, as YTsaurus accepts them.
+    """
 
     model_config = ConfigDict(
         validate_by_name=True,
@@ -44,6 +61,86 @@ class ConfigModel(BaseModel):
         extra="forbid",
         frozen=True,
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _strict_scalars(cls, data: Any) -> Any:
+        if not isinstance(data, Mapping):
+            return data
+        kinds = _input_kinds(cls)
+        for key, value in data.items():
+            kind = kinds.get(key) if isinstance(key, str) else None
+            if kind is None or value is None:
+                continue
+            problem = _scalar_problem(kind, value)
+            if problem is not None:
+                # ``error_from_validation`` puts ``field`` into the error's path.
+                raise PydanticCustomError(
+                    STRICT_SCALAR_ERROR, "{field}: {problem}", {"field": key, "problem": problem}
+                )
+        return data
+
+
+STRICT_SCALAR_ERROR = "strict_scalar"
+"""Error type of a scalar of the wrong YSON type (see :meth:`ConfigModel._strict_scalars`)."""
+
+_KINDS: dict[type, dict[str, type]] = {}
+
+
+def _input_kinds(model: type[BaseModel]) -> dict[str, type]:
+    """Input key (name or alias) -> ``int`` / ``float`` / ``bool`` for the scalar options of
+    ``model``; types with their own parser (durations) are left to it."""
+    kinds = _KINDS.get(model)
+    if kinds is None:
+        kinds = {}
+        for name, info in model.model_fields.items():
+            if any(isinstance(meta, BeforeValidator) for meta in info.metadata):
+                continue
+            kind = _scalar_kind(info.annotation)
+            if kind is None:
+                continue
+            kinds[name] = kind
+            alias = info.validation_alias
+            if isinstance(alias, AliasChoices):
+                for choice in alias.choices:
+                    if isinstance(choice, str):
+                        kinds[choice] = kind
+            elif isinstance(alias, str):
+                kinds[alias] = kind
+        _KINDS[model] = kinds
+    return kinds
+
+
+def _scalar_kind(annotation: Any) -> type | None:
+    """``int``, ``float`` or ``bool`` for ``X`` / ``X | None`` annotations (also through
+    ``Annotated`` constraints), else None; types with their own parser (durations) are left to
+    it."""
+    if get_origin(annotation) in (Union, types.UnionType):
+        args = [arg for arg in get_args(annotation) if arg is not type(None)]
+        if len(args) != 1:
+            return None
+        annotation = args[0]
+    if get_origin(annotation) is Annotated:
+        base, *metadata = get_args(annotation)
+        if any(isinstance(meta, BeforeValidator) for meta in metadata):
+            return None
+        annotation = base
+    if annotation in (int, float, bool):
+        return annotation  # type: ignore[no-any-return]
+    return None
+
+
+def _scalar_problem(kind: type, value: object) -> str | None:
+    """Why ``value`` is not a YSON value of ``kind`` (None if it is)."""
+    if kind is bool:
+        if isinstance(value, bool) or value in ("true", "false"):
+            return None
+        return f"expected a boolean, got {type(value).__name__} {value!r}"
+    if isinstance(value, bool):
+        return f"expected {'an integer' if kind is int else 'a number'}, got a boolean"
+    if isinstance(value, str):
+        return f"expected {'an integer' if kind is int else 'a number'}, got a string {value!r}"
+    return None
 
 
 def option(default: Any, description: str, *aliases: str, **constraints: Any) -> Any:
@@ -92,12 +189,23 @@ def _location(loc: tuple[int | str, ...]) -> str:
     return ".".join(str(part) for part in loc)
 
 
+def error_location(item: Mapping[str, Any]) -> tuple[tuple[int | str, ...], str]:
+    """The location and message of one pydantic error item; a strict-scalar error names its
+    field in the location (it is raised for the whole model)."""
+    loc = tuple(item.get("loc", ()))
+    message = str(item.get("msg", "invalid value"))
+    context = item.get("ctx") or {}
+    if item.get("type") == STRICT_SCALAR_ERROR and "field" in context:
+        return (*loc, str(context["field"])), str(context.get("problem", message))
+    return loc, message
+
+
 def error_from_validation(error: ValidationError, what: str) -> ConfigError:
     """Turn a pydantic error into an ``InvalidConfig`` error naming ``what`` and the field."""
     problems = []
     for item in error.errors(include_url=False):
-        path = _location(tuple(item.get("loc", ())))
-        message = str(item.get("msg", "invalid value"))
+        loc, message = error_location(item)
+        path = _location(loc)
         message = message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
         problems.append((path, message))
     path, message = problems[0]

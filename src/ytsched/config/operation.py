@@ -55,8 +55,9 @@ class TaskSpec(ConfigModel):
     network_limit: int = option(0, "Network units each job asks for.", ge=0)
     interruption_signal: str | None = option(
         None,
-        "Signal sent to a job on graceful preemption so it can finish (e.g. `SIGINT`); a job"
-        " without one is aborted when its preemption timeout ends.",
+        "Signal sent to a preempted job so it can finish within its preemption timeout (e.g."
+        " `SIGINT`); a job without one is aborted at once (reason `preemption`), or after the"
+        " graceful timeout on graceful preemption.",
     )
     restart_completed_jobs: bool = option(
         False, "Restart jobs that complete (long-running services)."
@@ -70,6 +71,28 @@ class TaskSpec(ConfigModel):
                 f"interruption_signal must be a signal name like SIGINT, got {value!r}"
             )
         return value
+
+
+class TentativeTreeEligibilityConfig(ConfigModel):
+    """When a task may run in a tentative tree, and when the tree is banned for it."""
+
+    sample_job_count: int = option(
+        10,
+        "Jobs of a task that must complete in a tentative tree before more may start there.",
+        gt=0,
+    )
+    max_tentative_job_duration_ratio: float = option(
+        10.0,
+        "A tentative tree whose average job duration is at least this times the regular trees'"
+        " is banned for the task.",
+        gt=0,
+    )
+    min_job_duration: Duration = option(
+        30_000, "Tentative average durations below this are never compared (ms)."
+    )
+    ignore_missing_pool_trees: bool = option(
+        False, "Tentative trees that do not exist are ignored instead of refusing the start."
+    )
 
 
 class PoolTreeOperationOptions(ConfigModel):
@@ -122,10 +145,12 @@ class OperationSpec(ConfigModel):
     )
     max_unpreemptible_job_count: int | None = option(
         None,
-        "Legacy; only 0 is accepted (= user_slots 0 in the threshold).",
+        "At most this many of the operation's jobs are non-preemptible by count: the"
+        " user_slots of its non_preemptible_resource_usage_threshold is at most this (the min"
+        " with the inherited threshold).",
         "max_unpreemptible_allocation_count",
+        "max_unpreemptable_job_count",
         ge=0,
-        le=0,
     )
     preemption_mode: Literal["normal", "graceful"] = option(
         "normal",
@@ -153,8 +178,23 @@ class OperationSpec(ConfigModel):
         None, "The operation fails when it runs longer than this (ms).", gt=0
     )
     is_gang: bool = option(False, "All jobs of the operation run together or not at all.")
+    tentative_pool_trees: tuple[str, ...] | None = option(
+        None, "Trees the operation also runs in tentatively (sampled, banned when slow)."
+    )
+    use_default_tentative_pool_trees: bool = option(
+        False, "Add the scheduler's default_tentative_pool_trees to tentative_pool_trees."
+    )
+    tentative_tree_eligibility: TentativeTreeEligibilityConfig = option(
+        TentativeTreeEligibilityConfig(),
+        "Sample size and ban rule of tentative trees (sample_job_count,"
+        " max_tentative_job_duration_ratio, min_job_duration, ignore_missing_pool_trees).",
+    )
     erase_trees_with_pool_limit_violations: bool = option(
         False, "Drop trees whose pool limits refuse the operation instead of failing the start."
+    )
+    apply_specified_resource_limits_to_demand: bool = option(
+        False,
+        "Cap the operation's demand by its own resource_limits (per tree), never below its usage.",
     )
     max_failed_job_count: int = option(
         10, "The operation fails when more jobs than this have failed.", ge=0

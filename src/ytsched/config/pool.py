@@ -202,6 +202,11 @@ class PoolConfig(PoolPresetConfig):
     compute_promised_guarantee_fair_share: bool = option(
         False, "Compute the guarantee-only (promised) fair share of this subtree."
     )
+    allow_children_guarantees: bool = option(
+        True,
+        "Child pools may have explicit strong guarantees, resource flows and burst guarantees"
+        " (the master refuses them under a pool that sets this to false).",
+    )
     enable_fifo_children_reordering_for_guarantee_utilization: bool = option(
         False, "Let waiting gangs that do not fit the guarantee wait behind those that do."
     )

@@ -52,6 +52,14 @@ class StrategyConfig(ConfigModel):
         ge=0,
     )
 
+    default_tentative_pool_trees: tuple[str, ...] = option(
+        (), "Tentative trees of operations with use_default_tentative_pool_trees."
+    )
+    operations_without_tentative_pool_trees: tuple[str, ...] = option(
+        ("sort", "map_reduce", "remote_copy"),
+        "Operation types that never run in tentative trees (their tentative trees are dropped).",
+    )
+
     @field_validator("ephemeral_pool_name_regex")
     @classmethod
     def _regex(cls, value: str) -> str:

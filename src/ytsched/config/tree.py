@@ -287,10 +287,16 @@ class TreeConfig(ConfigModel):
 
     @property
     def effective_non_preemptible_resource_usage_threshold(self) -> ResourceAmounts:
-        """The threshold with the legacy allocation count folded into ``user_slots``."""
+        """The threshold with the legacy allocation count folded into ``user_slots``.
+
+        As the tree config's postprocessor does (``test_config_postprocessor`` in
+        ``yt/yt/tests/integration/scheduler/test_scheduler_preemption.py``): the legacy count
+        fills ``user_slots`` only when the threshold does not name it.
+        """
         legacy = self.max_unpreemptible_running_allocation_count
-        if legacy is None:
-            return self.non_preemptible_resource_usage_threshold
+        threshold = self.non_preemptible_resource_usage_threshold
+        if legacy is None or threshold.user_slots is not None:
+            return threshold
         return self.non_preemptible_resource_usage_threshold.model_copy(
             update={"user_slots": legacy}
         )

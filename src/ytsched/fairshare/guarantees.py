@@ -11,12 +11,14 @@ supported yet: every guarantee is in the regular tier, which is the YTsaurus def
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from ytsched.fairshare.elements import Element
 from ytsched.fairshare.model import UpdateError, UpdateOptions
 from ytsched.fairshare.plf import inverse_lower_bound
 from ytsched.resources import (
+    CPU_INDEX,
     EPSILON,
     ONES,
     RESOURCE_NAMES,
@@ -111,7 +113,32 @@ def _infer_children(element: Element, main: int) -> None:
             factor = residual / total_implicit
             implicit = [(child, value * factor) for child, value in implicit]
         for child, value in implicit:
-            child.inferred_strong_guarantee_resources[resource] = value
+            child.inferred_strong_guarantee_resources[resource] = assign_job_resource(
+                resource, value
+            )
+
+
+def assign_job_resource(resource: int, value: float) -> float:
+    """A computed amount as YTsaurus stores it in a ``TJobResources`` field.
+
+    ``SetResource`` (``yt/yt/library/vector_hdrf/job_resources.cpp``) assigns the double into the
+    field's own type (``yt/yt/library/vector_hdrf/job_resources.h``): ``user_slots``,
+    ``memory`` and ``network`` are ``i64`` and ``gpu`` is ``int``, so the value is truncated
+    toward zero (1.667 slots become 1); cpu is ``TFixedPointNumber<i64, 2>``, whose constructor
+    rounds ``value * 100`` half away from zero (``std::round``,
+    ``yt/yt/library/numeric/fixed_point_number-inl.h``), so cpu keeps a 0.01 grid.  Used for
+    the implicit (inferred) strong guarantees, the only computed amounts the engine assigns
+    into such fields.
+    """
+    if not math.isfinite(value):
+        return value
+    if resource == CPU_INDEX:
+        scaled = value * 100.0
+        whole = math.floor(scaled)
+        if scaled - whole >= 0.5:
+            whole += 1
+        return whole / 100.0
+    return float(math.trunc(value))
 
 
 def validate_and_adjust(root: Element, context: UpdateContext) -> None:

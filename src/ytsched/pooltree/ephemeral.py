@@ -12,7 +12,11 @@ Rules (``GetOrCreatePool``, ``CreatePoolName``, ``ValidateEphemeralPoolLimit`` i
 * only pools created under a default parent count toward ``max_ephemeral_pools_per_user``;
 * an ephemeral pool has the default pool config, plus ``mode``, operation limits and
   ``resource_limits`` from its parent's ``ephemeral_subpool_config``;
-* an ephemeral pool is removed as soon as it holds no operation and no child pool.
+* an ephemeral pool is removed as soon as it holds no operation and no child pool;
+* an explicit pool removed while it still has operations becomes an ephemeral pool of the same
+  name under the default parent for a user of that name, with that parent's
+  ``ephemeral_subpool_config`` (``EUpdatePoolActionType::Erase`` in ``pool_tree.cpp``); it is
+  owned by nobody and goes away with its last operation.
 """
 
 from __future__ import annotations
@@ -148,6 +152,26 @@ def materialize(tree: PoolTree, placement: Placement) -> Pool:
     return pool
 
 
+def forget_owned(tree: PoolTree, pool: Pool) -> None:
+    """Drop ``pool`` from its owner's ephemeral pools.
+
+    The owner's entry stays, empty: YTsaurus keeps the user in its user -> ephemeral pools map
+    (``user_to_ephemeral_pools/<user>`` then reads ``[]``).
+    """
+    if pool.ephemeral_user is None:
+        return
+    owned = tree.user_ephemeral_pools.setdefault(pool.ephemeral_user, [])
+    if pool.name in owned:
+        owned.remove(pool.name)
+
+
+def is_user_subpool(pool: Pool) -> bool:
+    """An ephemeral ``<pool>$<user>`` subpool (created under a ``create_ephemeral_subpools``
+    parent), as opposed to an ephemeral pool under a default parent or a removed explicit pool
+    that still has operations."""
+    return pool.is_ephemeral and EPHEMERAL_SUBPOOL_DELIMITER in pool.name
+
+
 def remove_if_empty(tree: PoolTree, pool: Pool | None) -> None:
     """Remove ``pool`` and its ephemeral ancestors while they hold nothing."""
     while (
@@ -162,9 +186,5 @@ def remove_if_empty(tree: PoolTree, pool: Pool | None) -> None:
         del parent.children[pool.name]
         del tree.pools[pool.name]
         if pool.ephemeral_user is not None:
-            owned = tree.user_ephemeral_pools.get(pool.ephemeral_user, [])
-            if pool.name in owned:
-                owned.remove(pool.name)
-            if not owned:
-                tree.user_ephemeral_pools.pop(pool.ephemeral_user, None)
+            forget_owned(tree, pool)
         pool = parent

@@ -19,6 +19,7 @@ from enum import Enum
 
 from ytsched.config.operation import OperationSpec, TaskSpec
 from ytsched.pooltree.errors import SchedulerError
+from ytsched.pooltree.tentative import TentativeTreeEligibility
 from ytsched.resources import ZERO, Vector, vadd, vscale
 
 
@@ -152,6 +153,29 @@ class Operation:
         self.erased_trees: dict[str, str] = {}
         """Trees dropped at start because their pool limits refused the operation."""
         self.annotations: dict[str, object] = dict(spec.annotations)
+        self.tentative_trees: set[str] = set()
+        """Trees the operation runs in tentatively (``ytsched.pooltree.tentative``)."""
+        self.eligibility: dict[str, TentativeTreeEligibility] = {}
+        """Per task, its tentative-tree sample and bans (only with tentative trees)."""
+        self.banned_tentative_trees: list[str] = []
+        """Tentative trees banned for the operation (it left them), in ban order."""
+        self.newly_banned_trees: list[str] = []
+        """Banned since the trees last looked (:meth:`PoolTrees` removes it from them)."""
+
+    # --- tentative trees ----------------------------------------------------------------------
+
+    def _eligibility(self, task: str) -> TentativeTreeEligibility:
+        found = self.eligibility.get(task)
+        if found is None:
+            found = TentativeTreeEligibility(self.spec.tentative_tree_eligibility)
+            self.eligibility[task] = found
+        return found
+
+    def can_start_in(self, task: str, tree: str) -> bool:
+        """Whether a job of ``task`` may start in ``tree`` (always, unless it is tentative)."""
+        if tree not in self.tentative_trees:
+            return True
+        return self._eligibility(task).can_start(tree, True)
 
     # --- state machine ----------------------------------------------------------------------
 
@@ -178,19 +202,37 @@ class Operation:
             self._refresh(now, reason)
 
     def _refresh(self, now: float, reason: str) -> None:
-        if all(state == "running" for state in self.tree_states.values()):
+        if self.runs_in_some_tree:
             self._transition(OperationState.RUNNING, now, reason)
         else:
             self._transition(OperationState.PENDING, now, reason)
 
+    @property
+    def runs_in_some_tree(self) -> bool:
+        """Whether some tree admitted it to run.
+
+        YTsaurus keeps the pending state per tree (``pool_tree.cpp``: an operation waits for a
+        running-operation limit only in the tree whose pool reached it): the operation runs in
+        the trees that admitted it and is held back only in the limited ones.  It is pending
+        as a whole only when it runs in no tree.
+        """
+        states = self.tree_states.values()
+        return not states or any(state == "running" for state in states)
+
+    def runs_in(self, tree: str) -> bool:
+        """Whether it runs, and runs in ``tree`` (not pending at a limit there)."""
+        return self.state is OperationState.RUNNING and self.tree_states.get(tree) == "running"
+
     def finish_starting(self, now: float) -> None:
-        """Leave ``starting``: running in every tree, or pending with the trees' reasons."""
+        """Leave ``starting``: running where some tree admitted it, else pending with the
+        trees' reasons."""
         waiting = [t for t, s in self.tree_states.items() if s != "running"]
-        if not waiting:
-            trees = ", ".join(repr(t) for t in self.tree_states)
-            self._transition(OperationState.RUNNING, now, f"started in tree(s) {trees}")
+        reasons = "; ".join(f"tree {t!r}: {self.tree_reasons[t]}" for t in waiting)
+        if self.runs_in_some_tree:
+            trees = ", ".join(repr(t) for t, s in self.tree_states.items() if s == "running")
+            suffix = f" (pending in {reasons})" if waiting else ""
+            self._transition(OperationState.RUNNING, now, f"started in tree(s) {trees}{suffix}")
         else:
-            reasons = "; ".join(f"tree {t!r}: {self.tree_reasons[t]}" for t in waiting)
             self._transition(OperationState.PENDING, now, reasons)
 
     def finish(self, state: OperationState, now: float, reason: str) -> None:
@@ -255,6 +297,8 @@ class Operation:
         )
         self.jobs[job.id] = job
         self.running_jobs[job.id] = job
+        if self.tentative_trees and tree is not None:
+            self._eligibility(task_name).on_started(tree, tree in self.tentative_trees, now)
         return job
 
     def running_job(self, job_id: str) -> Job:
@@ -290,6 +334,15 @@ class Operation:
         job.finish_time = now
         job.reason = reason
         del self.running_jobs[job.id]
+        if self.tentative_trees and job.tree is not None:
+            banned = self._eligibility(job.task).on_finished(
+                job.tree,
+                job.tree in self.tentative_trees,
+                state is JobState.COMPLETED,
+                now - job.start_time,
+                now,
+            )
+            self.newly_banned_trees.extend(t for t in banned if t in self.tentative_trees)
         task = self.tasks[job.task]
         if state is JobState.COMPLETED:
             task.completed_count += 1
@@ -364,9 +417,12 @@ class Operation:
         return needed
 
     def resource_demand(self, tree: str | None = None) -> Vector:
-        """Usage plus needed resources; only usage unless the operation runs."""
+        """Usage plus needed resources; only usage unless the operation runs (in ``tree``,
+        when given)."""
         usage = self.resource_usage(tree)
         if self.state is not OperationState.RUNNING:
+            return usage
+        if tree is not None and self.tree_states.get(tree, "running") != "running":
             return usage
         return vadd(usage, self.needed_resources())
 
@@ -383,6 +439,8 @@ class Operation:
             "finish_time": self.finish_time,
             "pool_trees": list(self.pool_trees),
             "erased_trees": dict(self.erased_trees),
+            "tentative_pool_trees": sorted(self.tentative_trees),
+            "banned_tentative_trees": list(self.banned_tentative_trees),
             "trees": {
                 tree: {"state": state, "reason": self.tree_reasons.get(tree)}
                 for tree, state in self.tree_states.items()

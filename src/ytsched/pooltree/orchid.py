@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from ytsched.pooltree import effective
 from ytsched.pooltree.pool import Pool, TreeOperation
-from ytsched.snapshot.orchid import element_attributes
+from ytsched.resources import ZERO, scale_amounts, vadd, vsub
+from ytsched.snapshot.orchid import element_attributes, vector_map
 
 if TYPE_CHECKING:
     from ytsched.pooltree.tree import PoolTree
@@ -83,6 +84,11 @@ def pool_attributes(tree: PoolTree, pool: Pool) -> dict[str, Any]:
     attributes.setdefault("integral_guarantee_type", own.integral_guarantees.guarantee_type)
     if own.mode == "fifo":
         attributes["fifo_sort_parameters"] = list(own.fifo_sort_parameters)
+        attributes["effective_fifo_pool_scheduling_order"] = (
+            own.fifo_pool_scheduling_order
+            if own.fifo_pool_scheduling_order is not None
+            else config.fifo_pool_scheduling_order
+        )
     if pool.is_ephemeral and pool.ephemeral_user is not None:
         attributes["user"] = pool.ephemeral_user
     return attributes
@@ -103,6 +109,7 @@ def operation_attributes(tree: PoolTree, entry: TreeOperation) -> dict[str, Any]
             "title": operation.spec.title,
             "state": operation.state.value,
             "lightweight": entry.lightweight,
+            "tentative": tree.name in operation.tentative_trees,
             "pending_in_pool": entry.pending_pool.name if entry.pending_pool else None,
             "specified_resource_limits": (
                 entry.resource_limits.as_map() if entry.resource_limits is not None else None
@@ -129,22 +136,86 @@ def operation_attributes(tree: PoolTree, entry: TreeOperation) -> dict[str, Any]
     return attributes
 
 
+def postprocessed_config(tree: PoolTree) -> dict[str, Any]:
+    """The tree config as YTsaurus shows it in the orchid: after its postprocessor.
+
+    ``non_preemptible_resource_usage_threshold`` carries the legacy
+    ``max_unpreemptible_running_allocation_count`` in ``user_slots`` when it does not name
+    ``user_slots`` itself, and lists only the resources it sets (``{}`` when empty), as
+    ``test_config_postprocessor`` in
+    ``yt/yt/tests/integration/scheduler/test_scheduler_preemption.py`` reads it.
+    """
+    config = tree.config
+    dumped = config.model_dump(mode="json")
+    dumped["non_preemptible_resource_usage_threshold"] = (
+        config.effective_non_preemptible_resource_usage_threshold.as_map()
+    )
+    return dumped
+
+
+def resource_distribution_info(tree: PoolTree) -> dict[str, Any] | None:
+    """``pool_trees/<tree>/resource_distribution_info`` after an update (None before one).
+
+    As ``TPoolTreeRootElement::GetResourceDistributionInfo``
+    (``yt/yt/server/scheduler/strategy/pool_tree_element.cpp``): the specified strong
+    guarantees of the root's children; the total times the root's total resource flow and
+    burst ratios; the distributed resources (guarantees plus the total times the larger of the
+    two ratios) and what is left of the total.
+    """
+    result = tree.last_result
+    if result is None:
+        return None
+    total = result.total_resource_limits
+    flow = result.root.total_resource_flow_ratio
+    burst = result.root.total_burst_ratio
+    strong = ZERO
+    for child in tree.root.children.values():
+        strong = vadd(strong, child.effective.strong_guarantee_resources.to_vector(0.0))
+    distributed = vadd(strong, scale_amounts(total, max(burst, flow)))
+    return {
+        "distributed_strong_guarantee_resources": vector_map(strong),
+        "distributed_resource_flow": vector_map(scale_amounts(total, flow)),
+        "distributed_burst_guarantee_resources": vector_map(scale_amounts(total, burst)),
+        "distributed_resources": vector_map(distributed),
+        "undistributed_resources": vector_map(vsub(total, distributed)),
+        "undistributed_resource_flow": vector_map(scale_amounts(total, max(burst - flow, 0.0))),
+        "undistributed_burst_guarantee_resources": vector_map(
+            scale_amounts(total, max(flow - burst, 0.0))
+        ),
+    }
+
+
 def tree_orchid(tree: PoolTree) -> dict[str, Any]:
-    """``pool_trees/<tree>``: pools, operations, indexes by pool, config and alerts."""
-    pools = {pool.name: pool_attributes(tree, pool) for pool in tree.root.descendants()}
+    """``pool_trees/<tree>``: pools, operations, indexes by pool, config and alerts.
+
+    ``operations_by_pool/<pool>`` and ``child_pools_by_pool/<pool>`` are maps keyed by name
+    whose entries are the very attribute maps of ``operations/<op>`` and ``pools/<pool>``
+    (shared, not copied), as YTsaurus returns them (``test_child_pools_by_pool`` and
+    ``test_operations`` in ``yt/yt/tests/integration/scheduler/test_scheduler_orchid.py``);
+    every pool has an entry, empty when it has no operations or no child pools.
+    """
+    descendants = list(tree.root.descendants())
+    pools = {pool.name: pool_attributes(tree, pool) for pool in descendants}
     operations = {entry.id: operation_attributes(tree, entry) for entry in tree.operations.values()}
     return {
         "pools": pools,
         "pool_count": len(pools) - 1,
         "operations": operations,
         "operations_by_pool": {
-            pool.name: list(pool.operations) for pool in tree.root.descendants()
+            pool.name: {
+                op_id: operations[op_id] for op_id in pool.operations if op_id in operations
+            }
+            for pool in descendants
         },
-        "child_pools_by_pool": {pool.name: list(pool.children) for pool in tree.root.descendants()},
+        "child_pools_by_pool": {
+            pool.name: {child: pools[child] for child in pool.children if child in pools}
+            for pool in descendants
+        },
         "user_to_ephemeral_pools": {
             user: list(names) for user, names in sorted(tree.user_ephemeral_pools.items())
         },
-        "config": tree.config.model_dump(mode="json"),
+        "config": postprocessed_config(tree),
+        "resource_distribution_info": resource_distribution_info(tree),
         "last_update_time": tree.last_update_time,
         "alerts": tree.alerts(),
     }

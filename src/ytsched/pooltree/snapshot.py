@@ -231,9 +231,11 @@ def to_snapshot(
         )
         demand = (
             (usage[0] + n0, usage[1] + n1, usage[2] + n2, usage[3] + n3, usage[4] + n4)
-            if operation.state is OperationState.RUNNING
+            if operation.state is OperationState.RUNNING and entry.running
             else usage
         )
+        if operation.spec.apply_specified_resource_limits_to_demand:
+            demand = demand_within_specified_limits(demand, usage, limits)
         operations.append(
             OperationSpec(
                 name=operation.id,
@@ -258,6 +260,24 @@ def to_snapshot(
         options=update_options(tree.config),
         now=now,
         previous_update_time=previous_update_time,
+    )
+
+
+def demand_within_specified_limits(demand: Vector, usage: Vector, limits: Vector) -> Vector:
+    """``apply_specified_resource_limits_to_demand``: per resource ``max(usage, min(demand,
+    limits))`` with the operation's own (per-tree) ``resource_limits``.
+
+    What ``test_apply_specified_resource_limits_to_demand``
+    (``yt/yt/tests/integration/scheduler/test_scheduler_strategy.py``) reads: 3 one-core jobs
+    with limits ``{cpu = 3; user_slots = 2}`` demand 3 cpu and 2 slots; with limits lowered below
+    the usage of 2 running jobs the demand is that usage.  The pool's limits are not applied.
+    """
+    return (
+        max(usage[0], min(demand[0], limits[0])),
+        max(usage[1], min(demand[1], limits[1])),
+        max(usage[2], min(demand[2], limits[2])),
+        max(usage[3], min(demand[3], limits[3])),
+        max(usage[4], min(demand[4], limits[4])),
     )
 
 

@@ -23,7 +23,13 @@ from ytsched.config.tree import ROOT_POOL_NAME, TreeConfig
 from ytsched.fairshare.model import TreeSnapshot
 from ytsched.fairshare.update import UpdateResult
 from ytsched.pooltree import admission, counters, orchid, snapshot
-from ytsched.pooltree.ephemeral import derive_ephemeral_config, remove_if_empty
+from ytsched.pooltree.ephemeral import (
+    default_parent,
+    derive_ephemeral_config,
+    forget_owned,
+    is_user_subpool,
+    remove_if_empty,
+)
 from ytsched.pooltree.errors import SchedulerError
 from ytsched.pooltree.pool import Pool, TreeOperation, new_root
 from ytsched.pooltree.validation import LayoutPool, validate_layout, validate_pool_name, where
@@ -227,12 +233,7 @@ class PoolTree:
         return pool
 
     def _adopt(self, pool: Pool, parent: Pool) -> None:
-        if pool.ephemeral_user is not None:
-            owned = self.user_ephemeral_pools.get(pool.ephemeral_user, [])
-            if pool.name in owned:
-                owned.remove(pool.name)
-            if not owned:
-                self.user_ephemeral_pools.pop(pool.ephemeral_user, None)
+        forget_owned(self, pool)
         pool.is_ephemeral = False
         pool.ephemeral_user = None
         if pool.parent is not parent:
@@ -323,7 +324,14 @@ class PoolTree:
         admission.release(self, old, self.clock)
         remove_if_empty(self, old)
 
-    def rename_pool(self, name: str, new_name: str) -> Pool:
+    def rename_pool(self, name: str, new_name: str, *, now: float | None = None) -> Pool:
+        """Rename an explicit pool (its child pools follow it).
+
+        As in YTsaurus, where a rename reaches the scheduler as the removal of the old name and
+        the creation of the new one: the operations placed directly in the pool stay in an
+        ephemeral pool of the old name (see :meth:`remove_pool`), and the renamed pool starts
+        without them.
+        """
         pool = self._explicit(name, "renamed")
         if new_name == name:
             return pool
@@ -337,6 +345,8 @@ class PoolTree:
                 "DuplicateElementName",
                 f"tree {self.name!r}: pool {new_name!r} would have the name of an operation",
             )
+        if pool.operations:
+            return self._rename_keeping_operations(pool, new_name, self._now(now))
         layout = {
             (new_name if key == name else key): LayoutPool(
                 new_name if key == name else key,
@@ -358,24 +368,124 @@ class PoolTree:
         self._install(layout, effective)
         return pool
 
-    def remove_pool(self, name: str) -> None:
-        """Remove an explicit pool that has no child pools and no operations."""
+    def remove_pool(self, name: str, *, now: float | None = None) -> None:
+        """Remove an explicit pool that has no explicit child pools.
+
+        A pool that still holds operations (or ephemeral child pools) is not dropped: as in
+        YTsaurus (``EUpdatePoolActionType::Erase`` in
+        ``yt/yt/server/scheduler/strategy/pool_tree.cpp``) it becomes an ephemeral pool of the
+        same name, with the default config plus the ``ephemeral_subpool_config`` of the default
+        parent pool for a user of that name, moved under that parent (the root if that parent is
+        the pool itself); its operations keep running, and it goes away with its last one.
+        """
         pool = self._explicit(name, "removed")
-        if pool.children or pool.operations:
-            parts = []
-            if pool.children:
-                parts.append(f"child pools {', '.join(repr(c) for c in pool.children)}")
-            if pool.operations:
-                parts.append(f"{len(pool.operations)} operation(s)")
+        explicit_children = [c for c in pool.children.values() if not c.is_ephemeral]
+        if explicit_children:
             raise SchedulerError(
                 "PoolIsNotEmpty",
-                f"{where(name, self.name)} cannot be removed: it has {' and '.join(parts)}",
+                f"{where(name, self.name)} cannot be removed: it has child pools"
+                f" {', '.join(repr(c.name) for c in explicit_children)}",
                 pool=name,
             )
+        if pool.operations or pool.children:
+            self._orphan(pool, self._now(now))
+            return
         parent = pool.parent
         assert parent is not None
         del parent.children[name]
         del self.pools[name]
+
+    def _orphan_parent(self, pool: Pool) -> Pool:
+        target = default_parent(self, pool.name)
+        if target is pool or target.is_descendant_of(pool):
+            return self.root
+        return target
+
+    def _orphan(self, pool: Pool, now: float) -> None:
+        """Turn a removed explicit pool that still has operations into an ephemeral pool."""
+        target = self._orphan_parent(pool)
+        layout = self._layout()
+        entry = layout[pool.name]
+        entry.is_ephemeral = True
+        entry.parent = target.name
+        effective = self._validate(self._ordered(layout))
+        if pool.parent is not target:
+            self._reparent(pool, target)
+        pool.is_ephemeral = True
+        pool.ephemeral_user = None
+        self._install(layout, effective)
+        self._reconcile(
+            now, f"pool {pool.name!r} removed; it keeps its operations as an ephemeral pool"
+        )
+
+    def _rename_keeping_operations(self, pool: Pool, new_name: str, now: float) -> Pool:
+        """Rename ``pool`` while operations run in it: a new explicit pool ``new_name`` takes
+        its config, place and child pools; the operations stay in the old pool, which turns
+        ephemeral (:meth:`_orphan`)."""
+        parent = pool.parent
+        assert parent is not None
+        target = self._orphan_parent(pool)
+        layout = self._layout()
+        old = layout[pool.name]
+        layout[new_name] = LayoutPool(new_name, parent.name, pool.config, False)
+        for child in pool.children.values():
+            layout[child.name].parent = new_name
+        old.is_ephemeral = True
+        old.parent = target.name
+        effective = self._validate(self._ordered(layout))
+        fresh = Pool(
+            name=new_name, parent=parent, config=pool.config, effective=effective[new_name]
+        )
+        parent.children[new_name] = fresh
+        self.pools[new_name] = fresh
+        for child in list(pool.children.values()):
+            self._reparent(child, fresh)
+        if pool.parent is not target:
+            self._reparent(pool, target)
+        pool.is_ephemeral = True
+        pool.ephemeral_user = None
+        self._install(layout, effective)
+        self._reconcile(
+            now,
+            f"pool {pool.name!r} renamed to {new_name!r}; its operations stay"
+            f" in an ephemeral pool {pool.name!r}",
+        )
+        return fresh
+
+    def _ordered(self, layout: dict[str, LayoutPool]) -> dict[str, LayoutPool]:
+        """``layout`` with parents before children (what :func:`validate_layout` needs)."""
+        ordered: dict[str, LayoutPool] = {}
+        children: dict[str | None, list[str]] = {}
+        for key, entry in layout.items():
+            children.setdefault(entry.parent, []).append(key)
+        stack = list(reversed(children.get(None, [])))
+        while stack:
+            key = stack.pop()
+            ordered[key] = layout[key]
+            stack.extend(reversed(children.get(key, [])))
+        return ordered
+
+    def move_user_ephemeral_pools(self, user: str, *, now: float | None = None) -> None:
+        """Move the ephemeral pools created for ``user`` under a default parent to the user's
+        current default parent (after the user -> default parent pool map changed), as
+        YTsaurus does when that map is updated."""
+        moment = self._now(now)
+        target = default_parent(self, user)
+        names = [
+            name
+            for name in self.user_ephemeral_pools.get(user, [])
+            if name in self.pools and self.pools[name].parent is not target
+        ]
+        if not names:
+            return
+        layout = self._layout()
+        for name in names:
+            layout[name].parent = target.name
+        effective = self._validate(self._ordered(layout))
+        for name in names:
+            self._reparent(self.pools[name], target)
+        self._install(layout, effective)
+        self._reconcile(moment, f"default parent pool of user {user!r} is now {target.name!r}")
 
     # --- tree config ---------------------------------------------------------------------
 
@@ -406,8 +516,7 @@ class PoolTree:
         for pool in list(self.root.descendants()):
             parent = pool.parent
             if (
-                pool.is_ephemeral
-                and pool.ephemeral_user is None
+                is_user_subpool(pool)
                 and parent is not None
                 and not parent.effective.create_ephemeral_subpools
             ):

@@ -154,12 +154,22 @@ class PoolTrees:
         tree.set_config(config, now=now)
         self._reassign_nodes()
 
-    def set_user_default_parent_pool(self, user: str, pool: str | None) -> None:
-        """The scheduler's user -> default parent pool map (``user_to_default_pool``)."""
+    def set_user_default_parent_pool(
+        self, user: str, pool: str | None, *, now: float | None = None
+    ) -> None:
+        """The scheduler's user -> default parent pool map (``user_to_default_pool``).
+
+        The user's existing ephemeral pools move under the new default parent in every tree
+        that uses the map (``use_user_default_parent_pool_map``), as in YTsaurus.
+        """
+        moment = self._now(now)
         if pool is None:
             self.user_to_default_pool.pop(user, None)
         else:
             self.user_to_default_pool[user] = pool
+        for tree in self.trees.values():
+            if tree.config.use_user_default_parent_pool_map:
+                tree.move_user_ephemeral_pools(user, now=moment)
 
     # --- nodes ---------------------------------------------------------------------------
 
@@ -339,6 +349,8 @@ class PoolTrees:
                 limit=self.strategy.max_operation_count,
             )
         tree_names = self._operation_trees(parsed)
+        tentative = self._tentative_trees(parsed, operation_type, tree_names)
+        tree_names = (*tree_names, *tentative)
         operation = Operation(
             operation_id, user=user, operation_type=operation_type, spec=parsed, start_time=moment
         )
@@ -377,6 +389,7 @@ class PoolTrees:
             )
         operation.erased_trees = {name: error.message for name, error in erased.items()}
         operation.pool_trees = list(plans)
+        operation.tentative_trees = {name for name in tentative if name in plans}
         operation.finish_starting(moment)
         self.operations[operation_id] = operation
         if not operation.state.is_final:
@@ -394,6 +407,47 @@ class PoolTrees:
         for name in spec.pool_trees:
             self.tree(name)
         return spec.pool_trees
+
+    def _tentative_trees(
+        self, spec: OperationSpec, operation_type: str, regular: tuple[str, ...]
+    ) -> tuple[str, ...]:
+        """The operation's tentative trees (``ytsched.pooltree.tentative``): its own plus, with
+        ``use_default_tentative_pool_trees``, the scheduler's defaults; none for the types in
+        ``operations_without_tentative_pool_trees``; a tree that is also regular stays regular.
+        A missing tree refuses the start unless ``ignore_missing_pool_trees``."""
+        names = list(spec.tentative_pool_trees or ())
+        if spec.use_default_tentative_pool_trees:
+            names += [n for n in self.strategy.default_tentative_pool_trees if n not in names]
+        if not names or operation_type in self.strategy.operations_without_tentative_pool_trees:
+            return ()
+        result: list[str] = []
+        for name in names:
+            if name in regular or name in result:
+                continue
+            if name not in self.trees:
+                if spec.tentative_tree_eligibility.ignore_missing_pool_trees:
+                    continue
+                self.tree(name)
+            result.append(name)
+        return tuple(result)
+
+    def _ban_tentative_trees(self, operation: Operation, now: float) -> None:
+        """Take the operation out of the tentative trees its jobs proved too slow in: its jobs
+        there are aborted (``banned_in_tentative_tree``) and it leaves the tree."""
+        while operation.newly_banned_trees:
+            name = operation.newly_banned_trees.pop(0)
+            if name not in operation.tree_states or operation.state.is_final:
+                continue
+            reason = f"banned_in_tentative_tree: tree {name!r} is too slow for the operation"
+            for job in list(operation.running_jobs.values()):
+                if job.tree == name:
+                    operation.abort_job(job.id, now, reason)
+            operation.banned_tentative_trees.append(name)
+            if name in operation.pool_trees:
+                operation.pool_trees.remove(name)
+            tree = self.trees[name]
+            tree.clock = max(tree.clock, now)
+            admission.unregister(tree, operation.id, now, reason)
 
     def _finish(self, operation_id: str, state: OperationState, now: float, reason: str) -> None:
         operation = self._active(operation_id)
@@ -519,6 +573,8 @@ class PoolTrees:
         moment = self._now(now)
         operation = self._active(operation_id)
         job = operation.complete_job(job_id, moment)
+        if operation.newly_banned_trees:
+            self._ban_tentative_trees(operation, moment)
         if operation.all_jobs_completed:
             count = sum(task.spec.job_count for task in operation.tasks.values())
             self._finish(
@@ -538,6 +594,8 @@ class PoolTrees:
         moment = self._now(now)
         operation = self._active(operation_id)
         job = operation.fail_job(job_id, moment, reason)
+        if operation.newly_banned_trees:
+            self._ban_tentative_trees(operation, moment)
         if operation.too_many_failed_jobs:
             self._finish(
                 operation_id,
@@ -624,6 +682,8 @@ class PoolTrees:
             "user": operation.user,
             "type": operation.type,
             "pool_trees": list(operation.pool_trees),
+            "tentative_pool_trees": sorted(operation.tentative_trees),
+            "banned_tentative_trees": list(operation.banned_tentative_trees),
             "start_time": operation.start_time,
             "finish_time": operation.finish_time,
         }

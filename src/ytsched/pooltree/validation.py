@@ -192,6 +192,16 @@ def _check_children_guarantees(
                         parent=parent,
                         option=f"{option_name}.{resource}",
                     )
+                if not parent_config.allow_children_guarantees:
+                    raise SchedulerError(
+                        "ChildrenGuaranteesNotAllowed",
+                        f"{where(kid.name, tree)}: {option_name}.{resource} is explicitly"
+                        f" configured at child {kid.name!r} but parent {parent!r} does not allow"
+                        " children guarantees",
+                        pool=kid.name,
+                        parent=parent,
+                        option=f"{option_name}.{resource}",
+                    )
                 total += value
                 setters.append(kid.name)
             if setters:

@@ -109,6 +109,8 @@ class AbortJob:
     job_id: str
     reason: InterruptionReason
     explanation: str = ""
+    preempted_for_operation: str | None = None
+    """For a preempted job that could not be interrupted: the operation it made room for."""
 
 
 @dataclass(frozen=True, slots=True)

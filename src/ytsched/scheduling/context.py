@@ -129,7 +129,9 @@ class HeartbeatContext:
         preemptor: Allocation | None = None,
         starving_element: ElementState | None = None,
     ) -> None:
-        """Ask the allocation's job to interrupt; abort it at once when the timeout is zero."""
+        """Ask the allocation's job to interrupt; abort it at once when the timeout is zero or
+        when the job cannot be interrupted (no ``interruption_signal``) and the preemption is
+        not graceful."""
         if release_usage:
             self.ledger.release_usage(allocation)
         preemption = Preemption(
@@ -158,6 +160,23 @@ class HeartbeatContext:
         if timeout <= 0:
             self.abort(allocation, reason, explanation)
             return
+        signal = op.operation.tasks[allocation.task].spec.interruption_signal
+        if (
+            signal is None
+            and op.operation.type == "vanilla"
+            and reason is not InterruptionReason.GRACEFUL_PREEMPTION
+        ):
+            # A vanilla job without an interruption signal cannot be interrupted (the jobs of
+            # other operation types can: their controller interrupts them at a row boundary).
+            # It is aborted at once, with the preemption as its
+            # abort reason (``preemption`` for regular preemption): YTsaurus aborts allocations
+            # whose jobs do not support interruption instead of waiting for
+            # ``allocation_preemption_timeout`` and reporting ``interruption_timeout`` (see
+            # ``docs/scheduling.md``).  Graceful preemption still gives the graceful timeout.
+            self.abort(
+                allocation, reason, explanation, preempted_for=preemption.preempted_for_operation
+            )
+            return
         self.node.interrupted[allocation.id] = allocation
         self.outbox.interrupt.append(
             InterruptJob(
@@ -165,7 +184,7 @@ class HeartbeatContext:
                 job_id=allocation.id,
                 reason=reason,
                 timeout=timeout,
-                signal=op.operation.tasks[allocation.task].spec.interruption_signal,
+                signal=signal,
                 preempted_for_operation=preemption.preempted_for_operation,
                 explanation=explanation,
                 preempted_for_job=preemption.preempted_for_job,
@@ -173,7 +192,14 @@ class HeartbeatContext:
             )
         )
 
-    def abort(self, allocation: Allocation, reason: InterruptionReason, explanation: str) -> None:
+    def abort(
+        self,
+        allocation: Allocation,
+        reason: InterruptionReason,
+        explanation: str,
+        *,
+        preempted_for: str | None = None,
+    ) -> None:
         """Abort the allocation's job now; it returns to pending."""
         abort_job(self.ledger, allocation, f"{reason.value}: {explanation}", self.now)
         self.outbox.abort.append(
@@ -182,6 +208,7 @@ class HeartbeatContext:
                 job_id=allocation.id,
                 reason=reason,
                 explanation=explanation,
+                preempted_for_operation=preempted_for,
             )
         )
 

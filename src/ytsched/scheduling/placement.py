@@ -117,7 +117,10 @@ def attempt(
         return DeactivationReason.NO_AVAILABLE_DEMAND
     if op.operation.state is not OperationState.RUNNING:
         return DeactivationReason.SCHEDULE_ALLOCATION_FAILED
+    tentative = bool(op.operation.tentative_trees)
     for task in waiting:
+        if tentative and not op.operation.can_start_in(task.name, ctx.tree.name):
+            continue
         if fits(task.resources, free) and (not op.limited or fits(task.resources, available)):
             return ctx.start(op, task)
     return DeactivationReason.SCHEDULE_ALLOCATION_FAILED
@@ -153,6 +156,9 @@ def _attempt_single(
     ):
         return DeactivationReason.NO_AVAILABLE_DEMAND
     if op.operation.state is not OperationState.RUNNING:
+        return DeactivationReason.SCHEDULE_ALLOCATION_FAILED
+    if op.operation.tentative_trees and not op.operation.can_start_in(task.name, ctx.tree.name):
+        # the tentative tree's sample is running (or the tree is banned): wait for it
         return DeactivationReason.SCHEDULE_ALLOCATION_FAILED
     return ctx.start(op, task)
 

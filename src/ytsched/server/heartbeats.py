@@ -110,9 +110,14 @@ def process(cluster: Cluster, request: HeartbeatRequest) -> dict[str, Any]:
             for interrupt in response.interrupt:
                 cluster.store.set_job_interruption(interrupt.job_id, _interruption(interrupt))
             for abort in response.abort:
-                cluster.store.set_job_interruption(
-                    abort.job_id, {"reason": abort.reason.value, "explanation": abort.explanation}
-                )
+                record: dict[str, Any] = {
+                    "reason": abort.reason.value,
+                    "explanation": abort.explanation,
+                }
+                if abort.preempted_for_operation is not None:
+                    # a job that could not be interrupted, aborted at once by a preemption
+                    record["preempted_for_operation"] = abort.preempted_for_operation
+                cluster.store.set_job_interruption(abort.job_id, record)
             changed = tracker.reconcile(touched)
             if changed:
                 cluster.sync_operations(sorted(set(changed)))

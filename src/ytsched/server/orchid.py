@@ -31,11 +31,6 @@ def build_orchid(cluster: Cluster) -> dict[str, Any]:
     old_style: dict[str, Any] = {}
     for name, view in trees.items():
         operations = view.get("operations", {})
-        by_pool = view.get("operations_by_pool", {})
-        view["operations_by_pool"] = {
-            pool: {op_id: operations.get(op_id, {}) for op_id in ids}
-            for pool, ids in by_pool.items()
-        }
         usage = ZERO
         live = cluster.trees.trees.get(name)
         if live is not None:

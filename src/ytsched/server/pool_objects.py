@@ -256,7 +256,7 @@ def _set_pool_attribute(
     if attribute == "name":
         if not isinstance(value, str):
             raise ApiError("InvalidAttribute", "@name must be a string")
-        tree.rename_pool(pool, value)
+        tree.rename_pool(pool, value, now=now)
         acl = cluster.pool_acls.pop((tree_name, pool), None)
         if acl is not None:
             cluster.pool_acls[(tree_name, value)] = acl
@@ -413,18 +413,14 @@ def _remove_pool(cluster: Cluster, tree: PoolTree, name: str, recursive: bool) -
             f"pool {name!r} in tree {tree.name!r} has child pools; use recursive removal",
             pool=name,
         )
-    busy = [p.name for p in subtree if p.operations or p.is_ephemeral]
-    if busy:
-        raise ApiError(
-            "PoolIsNotEmpty",
-            f"pool {name!r} in tree {tree.name!r} cannot be removed: pools {busy} hold operations",
-            pool=name,
-        )
-    for child in reversed(subtree):
+    # Children first.  A pool that still holds operations (or ephemeral pools) is not dropped:
+    # it stays, ephemeral, until its last operation finishes (``PoolTree.remove_pool``).
+    explicit = [p for p in subtree if not p.is_ephemeral]
+    for child in reversed(explicit):
         tree.remove_pool(child.name)
         cluster.pool_acls.pop((tree.name, child.name), None)
     with cluster.store.transaction():
-        for child in subtree:
+        for child in explicit:
             cluster.store.save_pool_acl(tree.name, child.name, None)
 
 

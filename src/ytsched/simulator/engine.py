@@ -628,6 +628,8 @@ class Simulation:
         if job is None:
             return
         node.end(job, report=False)
+        if message.preempted_for_operation is not None:
+            job.preempted_for = message.preempted_for_operation
         if node.waiting_count:
             self._start_waiting(node)
         lost = message.reason is not InterruptionReason.OPERATION_FINISHED and not job.waiting

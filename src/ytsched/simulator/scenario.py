@@ -30,7 +30,7 @@ from pydantic import (
     model_validator,
 )
 
-from ytsched.config.base import ConfigError, ConfigModel, Duration, option
+from ytsched.config.base import ConfigError, ConfigModel, Duration, error_location, option
 from ytsched.config.operation import OperationSpec, OperationType, TaskSpec
 from ytsched.config.resources import ResourceAmounts
 from ytsched.config.strategy import StrategyConfig
@@ -592,8 +592,8 @@ def _format_location(location: Sequence[int | str]) -> str:
 def _from_validation(error: ValidationError) -> ScenarioError:
     problems: list[tuple[str, str]] = []
     for item in error.errors(include_url=False):
-        path = _format_location(tuple(item.get("loc", ())))
-        message = str(item.get("msg", "invalid value"))
+        loc, message = error_location(item)
+        path = _format_location(loc)
         message = message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
         problems.append((path, message))
     path, message = problems[0]

@@ -292,15 +292,30 @@ def _csv_operation(cells: Mapping[str, str], where: str) -> dict[str, Any]:
     return record
 
 
+def _csv_number(text: str) -> int | float | str:
+    """A CSV cell holding a number, as the number (the config models type scalars strictly);
+    anything else stays text, for the model to refuse with the field's name."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
 def _csv_task(cells: Mapping[str, str], where: str) -> dict[str, Any]:
     task: dict[str, Any] = {}
     resources = {
-        name: cells[name] for name in ("cpu", "memory", "gpu", "network") if cells.get(name)
+        name: _csv_number(cells[name])
+        for name in ("cpu", "memory", "gpu", "network")
+        if cells.get(name)
     }
     if resources:
         task["resources"] = resources
     if cells.get("job_count"):
-        task["job_count"] = cells["job_count"]
+        task["job_count"] = _csv_number(cells["job_count"])
     if cells.get("job_durations"):
         task["job_durations"] = [item for item in cells["job_durations"].split(";") if item]
     if cells.get("interruption_signal"):

@@ -17,7 +17,9 @@ from ytsched.resources import (
     Vector,
     max_resource_ratio,
     min_resource_ratio,
+    round_amount,
     scale_amounts,
+    vmin,
     vscale,
 )
 
@@ -38,6 +40,15 @@ def detailed_map(share: DetailedShare) -> dict[str, dict[str, float]]:
     }
 
 
+def resources_of(total: Vector, share: Vector) -> dict[str, float]:
+    """``total x share`` per resource on each type's grid: the absolute amounts YTsaurus shows
+    next to a share (``fair_resources``, ``promised_fair_share_resources``, ...)."""
+    return {
+        name: round_amount(index, total[index] * share[index])
+        for index, name in enumerate(RESOURCE_NAMES)
+    }
+
+
 def _function_sizes(element: Element) -> dict[str, int] | None:
     sizes = element.function_sizes
     if sizes is None:
@@ -50,21 +61,53 @@ def _function_sizes(element: Element) -> dict[str, int] | None:
 
 
 def element_attributes(element: Element, result: UpdateResult) -> dict[str, Any]:
-    """All orchid attributes of one element after an update."""
+    """All orchid attributes of one element after an update.
+
+    Names are YTsaurus's (``docs/conformance.md``, "Orchid attributes", lists them against
+    ``yt/yt/server/scheduler/strategy/pool_tree.cpp``); ``promised_guarantee_fair_share`` and
+    ``inferred_strong_guarantee_resources`` are kept as aliases of
+    ``detailed_promised_guarantee_fair_share`` and ``effective_strong_guarantee_resources``.
+    """
+    total = result.total_resource_limits
     fair_total = element.fair_share.total
+    promised = element.promised_guarantee_fair_share
+    promised_detailed = detailed_map(promised)
+    guarantee_resources = vector_map(
+        tuple(element.inferred_strong_guarantee_resources)  # type: ignore[arg-type]
+    )
     attributes: dict[str, Any] = {
         "detailed_fair_share": detailed_map(element.fair_share),
+        "detailed_dominant_fair_share": {
+            "strong_guarantee": max(element.fair_share.strong_guarantee),
+            "integral_guarantee": max(element.fair_share.integral_guarantee),
+            "weight_proportional": max(element.fair_share.weight_proportional),
+            "total": max(fair_total),
+        },
         "fair_share_ratio": max(fair_total),
+        "dominant_fair_share": max(fair_total),
+        "fair_resources": resources_of(total, fair_total),
         "usage_ratio": max(element.usage_share),
+        "dominant_usage_share": max(element.usage_share),
         "demand_ratio": max(element.demand_share),
+        "dominant_demand_share": max(element.demand_share),
         "dominant_resource": element.dominant_resource,
         "demand_share": vector_map(element.demand_share),
         "usage_share": vector_map(element.usage_share),
         "limits_share": vector_map(element.limits_share),
+        "resource_limits": vector_map(vmin(element.resource_limits, total)),
         "strong_guarantee_share": vector_map(element.strong_guarantee_share),
+        "min_share_ratio": max(element.strong_guarantee_share),
+        "effective_strong_guarantee_resources": guarantee_resources,
+        "inferred_strong_guarantee_resources": guarantee_resources,
         "proposed_integral_share": vector_map(element.proposed_integral_share),
         "estimated_guarantee_share": vector_map(element.estimated_guarantee_share),
-        "promised_guarantee_fair_share": detailed_map(element.promised_guarantee_fair_share),
+        "dominant_estimated_guarantee_share": max(element.estimated_guarantee_share),
+        "estimated_guarantee_resources": resources_of(total, element.estimated_guarantee_share),
+        "detailed_promised_guarantee_fair_share": promised_detailed,
+        "promised_guarantee_fair_share": promised_detailed,
+        "promised_fair_share": vector_map(promised.total),
+        "promised_dominant_fair_share": max(promised.total),
+        "promised_fair_share_resources": resources_of(total, promised.total),
         "resource_usage": vector_map(element.resource_usage),
         "resource_demand": vector_map(element.resource_demand),
         "weight": element.weight,
@@ -74,6 +117,7 @@ def element_attributes(element: Element, result: UpdateResult) -> dict[str, Any]
     if limited is not None:
         attributes["limited_demand_share"] = vector_map(limited)
         attributes["dominant_limited_demand_share"] = max(limited)
+        attributes["limited_resource_demand"] = resources_of(total, limited)
     if element.is_operation:
         assert element.parent is not None
         attributes["pool"] = element.parent.name
@@ -88,13 +132,9 @@ def element_attributes(element: Element, result: UpdateResult) -> dict[str, Any]
     attributes["mode"] = element.mode.value
     attributes["total_resource_flow_ratio"] = element.total_resource_flow_ratio
     attributes["total_burst_ratio"] = element.total_burst_ratio
-    attributes["inferred_strong_guarantee_resources"] = vector_map(
-        tuple(element.inferred_strong_guarantee_resources)  # type: ignore[arg-type]
-    )
     attributes["child_pool_count"] = sum(1 for child in element.children if not child.is_operation)
     kind = element.integral_type
     if kind is not IntegralGuaranteeType.NONE:
-        total = result.total_resource_limits
         options = result.options
         volume = element.integral.accumulated_volume
         capacity = vscale(
