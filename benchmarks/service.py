@@ -220,6 +220,10 @@ def main() -> None:
         help="nice value for the server and the load generator (negative needs root): keeps"
         " other work on a shared machine from skewing the numbers",
     )
+    parser.add_argument(
+        "--store",
+        help="postgresql://... to run the server on PostgreSQL (default: SQLite in a temp dir)",
+    )
     args = parser.parse_args()
 
     directory = Path(tempfile.mkdtemp(prefix="ytsched-bench-"))
@@ -246,6 +250,7 @@ def main() -> None:
             "60",
             "--heartbeat-period",
             str(args.period),
+            *(["--store", args.store] if args.store else []),
         ],
         stdout=(directory / "server.log").open("wb"),
         stderr=subprocess.STDOUT,

@@ -152,7 +152,7 @@ def main() -> None:
         f"{args.nodes} nodes, {len(scenario.operations)} operations over {args.hours:g} h,"
         f" heartbeat {args.heartbeat_period}, fair-share update {args.update_period}"
     )
-    profiler = cProfile.Profile() if args.profile else None
+    profiler = cProfile.Profile(time.process_time) if args.profile else None
     started = time.perf_counter()
     if profiler is not None:
         profiler.enable()

@@ -123,6 +123,12 @@ def test_bad_paths_are_4xx(service: Service) -> None:
     assert service.error("create", type="table", path="//tmp/t")[0] == 400
 
 
+def test_instances_lists_the_one_sqlite_instance_as_leader(service: Service) -> None:
+    instances = service.call("get", path="//sys/scheduler/instances")["value"]
+    assert [(row["role"], row["engine"]) for row in instances.values()] == [("leader", "sqlite")]
+    assert "instances" in service.call("get", path="//sys/scheduler")["value"]
+
+
 def test_set_of_a_boolean_into_an_integer_option_is_refused(service: Service) -> None:
     """YTsaurus's typed pool attributes: ``set //sys/pools/x/@max_operation_count %true`` is a
     validation error and the old value stays."""

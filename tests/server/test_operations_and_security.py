@@ -268,3 +268,19 @@ def test_integral_volumes_survive_a_restart(service: Service) -> None:
     assert service.cluster is not None
     pool = service.cluster.trees.trees["default"].pools["burst"]
     assert pool.accumulated_resource_volume[1] == volume
+
+
+def test_a_repeated_mutation_id_returns_the_first_operation(service: Service) -> None:
+    spec = {"tasks": {"t": {"command": "true", "job_count": 1}}}
+    first = service.call("start_op", spec=spec, mutation_id="m-1")["operation_id"]
+    assert service.call("start_op", spec=spec, mutation_id="m-1")["operation_id"] == first
+    service.restart()  # kept in the store, as after a takeover
+    assert service.call("start_op", spec=spec, mutation_id="m-1")["operation_id"] == first
+    assert service.call("start_op", spec=spec, mutation_id="m-2")["operation_id"] != first
+    assert len(service.call("list_operations")["operations"]) == 2
+    service.call("create", type="user", attributes={"name": "mallory"})
+    mallory = service.call("issue_token", user="mallory")["token"]
+    assert service.error("start_op", token=mallory, spec=spec, mutation_id="m-1") == (
+        400,
+        "InvalidArgument",
+    )

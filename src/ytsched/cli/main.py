@@ -142,6 +142,12 @@ def compare(snapshot: Path, overrides: tuple[str, ...], worst: int) -> None:
     try:
         document = load_snapshot_document(snapshot, overrides)
         result = compute(document)
+        # The split analysis walks element functions, which only the reference engine keeps.
+        reference = (
+            compute(document, engine="python")
+            if result.options.enable_improved_fair_share_by_fit_factor_computation
+            else None
+        )
     except YtschedError as error:
         fail(error)
         return
@@ -150,7 +156,7 @@ def compare(snapshot: Path, overrides: tuple[str, ...], worst: int) -> None:
     if not recorded:
         fail(YtschedError("NothingToCompare", f"{snapshot}: no element records total_fair_share"))
         return
-    report = compare_with_recorded(result, recorded)
+    report = compare_with_recorded(result, recorded, reference)
     console = Console(width=120)
     console.print(f"{len(report.elements)} elements compared (max abs error over resources)")
     table = Table("error", "elements", box=None)

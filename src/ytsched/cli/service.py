@@ -99,6 +99,16 @@ def admin_token_for(data_dir: Path, given: str | None) -> str:
 )
 @click.option("--durable", is_flag=True, help="fsync every commit (survive power loss).")
 @click.option(
+    "--store",
+    envvar="YTSCHED_STORE",
+    help="postgresql://USER@HOST/DB: share one PostgreSQL database with other instances"
+    " (one leads, the others stand by; docs/deployment.md). Default: SQLite in DATA_DIR.",
+)
+@click.option(
+    "--advertise-url",
+    help="URL clients and nodes reach this instance at (default: http://HOST:PORT).",
+)
+@click.option(
     "--history-samples",
     default=defaults.HISTORY_SAMPLES,
     show_default=True,
@@ -131,6 +141,8 @@ def server(
     heartbeat_period: float,
     fair_share_update_period: float | None,
     durable: bool,
+    store: str | None,
+    advertise_url: str | None,
     history_samples: int,
     history_period: float,
     ui_refresh_period: float,
@@ -139,7 +151,9 @@ def server(
     from ytsched.datadir import lock_data_directory
     from ytsched.server.cluster import ServiceConfig
     from ytsched.server.runner import serve
+    from ytsched.store import check_store_url
 
+    check_store_url(store)
     # Before anything touches the directory; held until the process exits.
     lock = lock_data_directory(data_dir, "ytsched server")
     token = admin_token_for(data_dir, admin_token)
@@ -150,19 +164,25 @@ def server(
         heartbeat_period=heartbeat_period,
         fair_share_update_period=fair_share_update_period,
         durable=durable,
+        store=store,
         initial_pool_trees=load_pool_trees(pool_trees),
         history_samples=history_samples,
         history_period=history_period,
         ui_refresh_period=ui_refresh_period,
     )
     try:
-        serve(config, host, port, port_file)
+        serve(config, host, port, port_file, advertise_url)
     finally:
         lock.release()
 
 
 @click.command("node")
-@click.option("--proxy", envvar="YTSCHED_PROXY", required=True, help="Service URL.")
+@click.option(
+    "--proxy",
+    envvar="YTSCHED_PROXY",
+    required=True,
+    help="Service URL; several, comma-separated, for instances sharing a store.",
+)
 @click.option("--token", envvar="YTSCHED_TOKEN", required=True, help="A superuser token.")
 @click.option("--address", default=socket.gethostname, show_default="hostname")
 @click.option(
@@ -186,13 +206,13 @@ def node(
     heartbeat_period: float,
 ) -> None:
     """Run an exec node: heartbeat to the service and run the jobs it starts."""
-    from ytsched.client import find_url
+    from ytsched.client import find_urls
     from ytsched.node import NodeAgent, parse_resources, parse_tags
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     directory = data_dir or Path(f"ytsched-node-{address.replace(':', '_')}")
     agent = NodeAgent(
-        server=find_url(proxy),
+        server=",".join(find_urls(proxy)),
         token=token,
         address=address,
         resources=parse_resources(resources_text),

@@ -6,6 +6,13 @@ Methods mirror the YTsaurus Python client and its test library (``get``, ``set``
 :class:`ResponseError` carrying the service's error code, message and attributes.
 
 Without arguments the URL and token come from ``YTSCHED_PROXY`` and ``YTSCHED_TOKEN``.
+
+Several URLs (comma-separated) name instances that share one store: a standby answers
+``NotLeader`` with the leader's URL and the client follows it; an instance that cannot be
+reached is skipped.  A command is sent again only when the first attempt certainly did nothing
+(a ``NotLeader`` answer, a refused connection), when it only reads, or when it carries a
+``mutation_id`` (``start_op`` does): the server answers a repeated mutation id with the operation
+the first attempt started, so an operation never starts twice.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from __future__ import annotations
 import builtins
 import os
 import time
+import uuid
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,13 +40,51 @@ class ResponseError(YtschedError):
         self.status = status
 
 
-def find_url(url: str | None = None) -> str:
+READ_ONLY = frozenset(
+    {
+        "get",
+        "list",
+        "exists",
+        "check_permission",
+        "get_operation",
+        "list_operations",
+        "list_jobs",
+        "get_job",
+        "get_job_stderr",
+        "get_job_stdout",
+        "explain_operation",
+    }
+)
+"""Commands that change nothing, so an attempt whose answer was lost may simply be repeated."""
+
+
+def find_urls(url: str | None = None) -> list[str]:
+    """The service URLs: ``url`` or ``YTSCHED_PROXY``, comma-separated, scheme optional."""
     value = url or os.environ.get("YTSCHED_PROXY")
-    if not value:
+    urls = [part.strip().rstrip("/") for part in (value or "").split(",") if part.strip()]
+    if not urls:
         raise ResponseError(
             "NoProxy", "no service URL: pass --proxy or set YTSCHED_PROXY (see `ytsched local`)"
         )
-    return value if "://" in value else f"http://{value}"
+    return [item if "://" in item else f"http://{item}" for item in urls]
+
+
+def find_url(url: str | None = None) -> str:
+    return find_urls(url)[0]
+
+
+def not_leader(response: httpx.Response) -> tuple[bool, str | None]:
+    """Whether a standby refused the request, and the leader it named (if any)."""
+    if response.status_code != 503:
+        return False, None
+    try:
+        payload = response.json()
+    except ValueError:
+        return False, None
+    if not isinstance(payload, Mapping) or payload.get("code") != "NotLeader":
+        return False, None
+    leader = (payload.get("attributes") or {}).get("leader")
+    return True, leader if isinstance(leader, str) and leader else None
 
 
 def find_token(token: str | None = None) -> str:
@@ -55,8 +101,18 @@ def find_token(token: str | None = None) -> str:
 
 
 class Client:
-    def __init__(self, url: str | None = None, token: str | None = None, *, timeout: float = 30.0):
-        self.url = find_url(url).rstrip("/")
+    def __init__(
+        self,
+        url: str | None = None,
+        token: str | None = None,
+        *,
+        timeout: float = 30.0,
+        failover_timeout: float = 30.0,
+    ):
+        self.urls = find_urls(url)
+        self.url = self.urls[0]
+        self.failover_timeout = failover_timeout
+        """Seconds one command keeps looking for the leader before it gives up."""
         self._http = httpx.Client(
             base_url=self.url,
             headers={"Authorization": f"Bearer {find_token(token)}"},
@@ -74,13 +130,40 @@ class Client:
 
     def _call(self, command: str, **params: Any) -> Any:
         body = {key: value for key, value in params.items() if value is not None}
-        try:
-            response = self._http.post(f"/api/v4/{command}", json=body)
-        except httpx.HTTPError as error:
-            raise ResponseError(
-                "ConnectionError", f"cannot reach {self.url}: {error}", url=self.url
-            ) from None
-        return self._decode(response)
+        deadline = time.monotonic() + self.failover_timeout
+        tried = 0
+        while True:
+            try:
+                response = self._http.post(f"/api/v4/{command}", json=body)
+            except httpx.HTTPError as error:
+                unsent = isinstance(error, httpx.ConnectError | httpx.ConnectTimeout)
+                may_repeat = unsent or command in READ_ONLY or "mutation_id" in body
+                if len(self.urls) > 1 and may_repeat and time.monotonic() < deadline:
+                    tried = self._switch(None, tried)
+                    continue
+                raise ResponseError(
+                    "ConnectionError", f"cannot reach {self.url}: {error}", url=self.url
+                ) from None
+            refused, leader = not_leader(response)
+            if refused and time.monotonic() < deadline:
+                tried = self._switch(leader, tried)
+                continue
+            return self._decode(response)
+
+    def _switch(self, leader: str | None, tried: int) -> int:
+        """Point at ``leader`` (named by a standby) or the next URL; pause after a full round."""
+        tried += 1
+        if tried % max(len(self.urls), 2) == 0:
+            time.sleep(0.1)
+        if leader is not None and leader.rstrip("/") != self.url:
+            self.url = leader.rstrip("/")
+        else:
+            self.url = self.urls[(self._index() + 1) % len(self.urls)]
+        self._http.base_url = httpx.URL(self.url)
+        return tried
+
+    def _index(self) -> int:
+        return self.urls.index(self.url) if self.url in self.urls else -1
 
     @staticmethod
     def _decode(response: httpx.Response) -> Any:
@@ -180,7 +263,13 @@ class Client:
     # --- operations ---------------------------------------------------------------------
 
     def start_op(self, operation_type: str, spec: Mapping[str, Any]) -> str:
-        result = self._call("start_op", operation_type=operation_type, spec=dict(spec))
+        # A mutation id makes the start safe to send again when its answer is lost.
+        result = self._call(
+            "start_op",
+            operation_type=operation_type,
+            spec=dict(spec),
+            mutation_id=str(uuid.uuid4()),
+        )
         return str(result["operation_id"])
 
     def run_vanilla(

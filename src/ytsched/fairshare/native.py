@@ -365,3 +365,53 @@ def _elements(
         zip(flat.operation_names, elements[pool_count:], strict=True)
     )
     return root, pools, operations
+
+
+# --- exact share keys for the post-update --------------------------------------------------
+
+_KEY_COLUMNS = np.r_[15:20, 60:65, 55:60]
+"""Result columns of the fair share's total, the demand share and the usage share."""
+_DEMAND_COLUMNS = np.r_[111:116]
+
+
+class ShareKeys:
+    """Per element of one native result, the bit patterns of the floats that key an
+    operation's scheduling template, taken from the core's rows in one numpy pass.
+
+    The post-update reuses an operation's template when the exact floats it was built from
+    are unchanged (``scheduling.post_update._current_template``); reading them through the
+    lazy attributes costs ~1 µs per attribute and operation, the largest single cost of an
+    update in the simulator (issue 15).  Row ``r`` of :attr:`blob` is the native-order
+    doubles of ``fair_share.total``, ``demand_share``, ``usage_share``, ``total`` and
+    ``resource_demand``: byte for byte what ``struct.pack("25d", ...)`` gives on the same
+    attributes (``tolist`` and the lazy getters hand out the very same doubles).
+    """
+
+    __slots__ = ("blob", "fifo_indexes")
+
+    def __init__(self, rows_f: np.ndarray[Any, Any], rows_i: np.ndarray[Any, Any], total: Any):
+        block = np.empty((rows_f.shape[0], 25), dtype=np.float64)
+        block[:, 0:15] = rows_f[:, _KEY_COLUMNS]
+        block[:, 15:20] = np.asarray(total, dtype=np.float64)
+        block[:, 20:25] = rows_f[:, _DEMAND_COLUMNS]
+        self.blob = block.tobytes()
+        fifo = rows_i[:, 1].tolist()
+        self.fifo_indexes: list[int | None] = [None if value < 0 else value for value in fifo]
+
+    @staticmethod
+    def rows_of(element: Element) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]] | None:
+        """The result arrays ``element`` reads from, or ``None`` for a Python-engine element."""
+        if type(element) is not NativeElement:
+            return None
+        return element._rows_f, element._rows_i
+
+    @staticmethod
+    def row(element: Element) -> int:
+        return cast(NativeElement, element)._row
+
+    @staticmethod
+    def fifo_index(element: Element) -> int | None:
+        """``element.fifo_index`` without storing it in the element."""
+        native = cast(NativeElement, element)
+        value = int(native._rows_i[native._row, 1])
+        return None if value < 0 else value

@@ -6,6 +6,10 @@ now, kill at the deadline), start.  Reports of finished jobs are kept until a he
 carried them is answered, so a scheduler restart loses none of them; running jobs simply keep
 running while the scheduler is away and are re-attached by the next successful heartbeat.
 
+With several scheduler instances (``server`` is a comma-separated list), a heartbeat refused by a
+standby (``NotLeader``) or one that cannot reach its instance goes at once to the leader the
+standby named, else to the next instance; the unacknowledged reports go with it.
+
 On SIGINT/SIGTERM (``stop``) the agent kills its jobs and sends a last heartbeat reporting them
 aborted, so the scheduler can reschedule them at once.  If the agent dies instead (``kill -9``),
 its watchdog kills the jobs (:mod:`ytsched.node.watchdog`), and the next agent on the same
@@ -24,6 +28,7 @@ from typing import Any
 
 import httpx
 
+from ytsched.client.client import not_leader
 from ytsched.datadir import lock_data_directory
 from ytsched.node.process import Finished, JobProcess, kill_stale_jobs
 from ytsched.node.watchdog import start_watchdog, stop_watchdog
@@ -49,7 +54,8 @@ class NodeAgent:
         request_timeout: float = 10.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.server = server.rstrip("/")
+        self.servers = [part.strip().rstrip("/") for part in server.split(",") if part.strip()]
+        self.server = self.servers[0]
         self.address = address
         self.resources = resources
         self.tags = tags
@@ -160,10 +166,8 @@ class NodeAgent:
             "running_job_ids": sorted(self.jobs),
             "finished_jobs": list(reported.values()),
         }
-        try:
-            response = self.client.post(f"{self.server}/api/v4/node_heartbeat", json=payload)
-        except httpx.HTTPError as error:
-            log.warning("heartbeat failed: %s", error)
+        response = self._send(payload)
+        if response is None:
             return False
         if response.status_code != 200:
             log.warning("heartbeat refused (%s): %s", response.status_code, response.text[:500])
@@ -173,6 +177,34 @@ class NodeAgent:
         self.heartbeats += 1
         self._apply(response.json())
         return True
+
+    def _send(self, payload: dict[str, Any]) -> httpx.Response | None:
+        """Post a heartbeat to the leader, trying each instance at most once."""
+        for _ in range(len(self.servers) + 1):
+            try:
+                response = self.client.post(f"{self.server}/api/v4/node_heartbeat", json=payload)
+            except httpx.HTTPError as error:
+                log.warning("heartbeat to %s failed: %s", self.server, error)
+                if len(self.servers) == 1:
+                    return None
+                self._follow(None)
+                continue
+            refused, leader = not_leader(response)
+            if not refused:
+                return response
+            if leader is None and len(self.servers) == 1:
+                return response
+            self._follow(leader)
+        return None
+
+    def _follow(self, leader: str | None) -> None:
+        """Heartbeat to ``leader`` from now on, or (unknown) to the next instance."""
+        if leader is not None and leader.rstrip("/") != self.server:
+            self.server = leader.rstrip("/")
+        else:
+            index = self.servers.index(self.server) if self.server in self.servers else -1
+            self.server = self.servers[(index + 1) % len(self.servers)]
+        log.info("heartbeats now go to %s", self.server)
 
     def run(self) -> None:
         """Heartbeat every period until :meth:`stop`; then kill jobs and report them."""

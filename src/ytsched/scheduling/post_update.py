@@ -18,6 +18,7 @@ from ytsched.config.resources import ResourceAmounts
 from ytsched.config.tagfilter import TagFilter
 from ytsched.config.tree import TreeConfig
 from ytsched.fairshare.elements import Element
+from ytsched.fairshare.native import ShareKeys
 from ytsched.fairshare.update import UpdateResult
 from ytsched.pooltree import effective
 from ytsched.pooltree.operations import OperationState
@@ -152,6 +153,10 @@ def _pool_element(
 _PACK_FLOATS = struct.Struct("27d").pack
 """Exact bit patterns of the float inputs of an operation's template and settings."""
 
+_UNPACK_SHARES = struct.Struct("25d").unpack
+_PACK_TAIL = struct.Struct("2d").pack
+"""The last two of :data:`_PACK_FLOATS`, when the shares come from :class:`ShareKeys`."""
+
 _SHARES_SIZE = 25 * 8
 """The first 25 packed floats are the template's shares, the last two the settings'."""
 
@@ -237,11 +242,25 @@ def _template(
     computed: Element,
     total: Vector,
     bounds: PreemptionBounds | None = None,
+    from_shares: bool = False,
 ) -> OperationTemplate:
     """What the operation's computed shares give under its settings, from scratch; with
     ``bounds`` when the caller has them from the same settings, fair and demand shares and
-    total (the only inputs of the bounds)."""
-    view = _view(computed, total)
+    total (the only inputs of the bounds).
+
+    ``from_shares``: read the fair, demand and usage shares and the demand from the packed
+    ``shares`` (the very doubles the element's attributes hold, see :class:`ShareKeys`)
+    instead of converting them from the element; the tree's total is ``total`` either way."""
+    if from_shares:
+        values = _UNPACK_SHARES(shares)
+        fair, demand_share, usage = values[0:5], values[5:10], values[10:15]
+        demand = values[20:25]
+        fifo_index = ShareKeys.fifo_index(computed)
+        view = ShareView.create(fair, demand_share, usage, total)
+    else:
+        demand = computed.resource_demand
+        fifo_index = computed.fifo_index
+        view = _view(computed, total)
     if bounds is None:
         # PublishFairShareAtOperation: the new fair share moves the class boundaries.
         bounds = PreemptionBounds.create(
@@ -255,11 +274,11 @@ def _template(
     return OperationTemplate(
         settings=settings,
         shares=shares,
-        fifo_index=computed.fifo_index,
+        fifo_index=fifo_index,
         view=view,
         bounds=bounds,
-        order_key=float(computed.fifo_index) if computed.fifo_index is not None else 0.0,
-        demand=computed.resource_demand,
+        order_key=float(fifo_index) if fifo_index is not None else 0.0,
+        demand=demand,
         status=schedulable_status(
             view, operation_tolerance(view, settings.tolerance), view.usage_share
         ),
@@ -275,27 +294,40 @@ def _current_template(
     record: OperationRecord,
     filters: _FilterCache,
     incremental: bool,
+    keys: ShareKeys | None,
 ) -> OperationTemplate:
     """The operation's template for this update: the record's when every input is the same
-    (and ``incremental``), else a new one (kept in the record when ``incremental``)."""
-    floats = _PACK_FLOATS(
-        *computed.fair_share.total,
-        *computed.demand_share,
-        *computed.usage_share,
-        *total,
-        *computed.resource_demand,
-        parent.tolerance,
-        parent.timeout,
-    )
-    shares = floats[:_SHARES_SIZE]
-    key = _settings_key(tree, entry, parent, floats[_SHARES_SIZE:])
+    (and ``incremental``), else a new one (kept in the record when ``incremental``).
+
+    ``keys`` holds the same bit patterns for a native result, read from the core's rows in
+    one pass instead of through each element's lazy attributes (the byte strings compared
+    are identical either way)."""
+    if keys is not None:
+        row = ShareKeys.row(computed)
+        shares = keys.blob[row * _SHARES_SIZE : (row + 1) * _SHARES_SIZE]
+        fifo_index = keys.fifo_indexes[row]
+        tail = _PACK_TAIL(parent.tolerance, parent.timeout)
+    else:
+        floats = _PACK_FLOATS(
+            *computed.fair_share.total,
+            *computed.demand_share,
+            *computed.usage_share,
+            *total,
+            *computed.resource_demand,
+            parent.tolerance,
+            parent.timeout,
+        )
+        shares = floats[:_SHARES_SIZE]
+        fifo_index = computed.fifo_index
+        tail = floats[_SHARES_SIZE:]
+    key = _settings_key(tree, entry, parent, tail)
     if not incremental:
         return _template(_settings(key, tree, entry, parent, filters), shares, computed, total)
     template = record.template
     bounds = None
     if template is not None and template.settings.key == key:
         known = template.shares
-        if known == shares and template.fifo_index == computed.fifo_index:
+        if known == shares and template.fifo_index == fifo_index:
             return template
         settings = template.settings
         if known[_FAIR_AND_DEMAND] == shares[_FAIR_AND_DEMAND] and known[_TOTAL] == shares[_TOTAL]:
@@ -304,7 +336,7 @@ def _current_template(
             bounds = template.bounds
     else:
         settings = _settings(key, tree, entry, parent, filters)
-    template = _template(settings, shares, computed, total, bounds)
+    template = _template(settings, shares, computed, total, bounds, keys is not None)
     record.template = template
     return template
 
@@ -321,6 +353,7 @@ def _operation(
     limited: list[ElementState],
     reusable: ScheduledOperation | None,
     incremental: bool,
+    keys: ShareKeys | None,
 ) -> ScheduledOperation:
     """An operation's scheduling state: its template (reused when ``incremental`` and its
     key did not change) and what may change without its inputs changing (running state,
@@ -330,7 +363,9 @@ def _operation(
     the operation's state in the disposed state this one replaces, or ``None``.
     """
     operation = entry.operation
-    template = _current_template(tree, entry, parent, computed, total, record, filters, incremental)
+    template = _current_template(
+        tree, entry, parent, computed, total, record, filters, incremental, keys
+    )
     running = entry.running and operation.state is OperationState.RUNNING
     pending = 0
     if running:
@@ -444,6 +479,14 @@ def _reset(
     return op
 
 
+def _share_keys(result: UpdateResult, total: Vector) -> ShareKeys | None:
+    """The operations' template keys in one pass when ``result`` comes from the native core
+    (all its elements read one pair of result arrays), else ``None``."""
+    first = next(iter(result.operations.values()), None)
+    rows = None if first is None else ShareKeys.rows_of(first)
+    return None if rows is None else ShareKeys(rows[0], rows[1], total)
+
+
 def build_tree_state(
     tree: PoolTree,
     result: UpdateResult,
@@ -497,6 +540,7 @@ def build_tree_state(
 
     operations: dict[str, ScheduledOperation] = {}
     by_pool: dict[str, list[ScheduledOperation]] = {}
+    keys = _share_keys(result, total) if incremental else None
     for entry in tree.operations.values():
         op_id = entry.operation.id
         computed = result.operations.get(op_id)
@@ -519,6 +563,7 @@ def build_tree_state(
             limited[parent.name],
             reusable.get(op_id),
             incremental,
+            keys,
         )
         elements[op_id] = op.element
         operations[op_id] = op

@@ -246,7 +246,9 @@ def create_app(cluster: Cluster, *, background: bool = True) -> FastAPI:
 
     @app.post("/api/v4/start_op", tags=["operations"])
     async def start_op(body: StartOperationRequest, user: User) -> dict[str, Any]:
-        op_id = operations.start_operation(cluster, user, body.operation_type, body.spec)
+        op_id = operations.start_operation(
+            cluster, user, body.operation_type, body.spec, body.mutation_id
+        )
         return {"operation_id": op_id}
 
     @app.post("/api/v4/abort_op", tags=["operations"])

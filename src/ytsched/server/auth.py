@@ -18,7 +18,7 @@ from typing import Any
 
 from ytsched.server.errors import ApiError
 from ytsched.store import Store
-from ytsched.store.db import token_hash
+from ytsched.store.rows import token_hash
 
 PERMISSIONS = frozenset(
     {"read", "write", "use", "administer", "create", "remove", "modify_children", "manage"}

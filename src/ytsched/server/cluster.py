@@ -23,13 +23,13 @@ from typing import Any
 
 from ytsched.pooltree import Operation, PoolTree, PoolTrees
 from ytsched.scheduling.scheduler import Scheduler, collector_paused
-from ytsched.server import defaults
+from ytsched.server import crashpoints, defaults
 from ytsched.server.auth import DEFAULT_POOL_TREES_ACL, AclNode, Auth
 from ytsched.server.errors import ApiError
 from ytsched.server.gcpolicy import CollectorPolicy
 from ytsched.server.history import History
 from ytsched.server.limits import RequestLimits
-from ytsched.store import OperationRow, Store
+from ytsched.store import OperationRow, Store, open_store
 
 log = logging.getLogger("ytsched.server")
 
@@ -60,6 +60,11 @@ class ServiceConfig:
     """Seconds; default: the scheduler config's ``fair_share_update_period``."""
     durable: bool = False
     """fsync every commit (survives power loss, not only process death)."""
+    address: str | None = None
+    """The URL other instances and clients reach this one at (``//sys/scheduler/instances``)."""
+    store: str | None = None
+    """``postgresql://...`` (shared, with leader election) or ``sqlite:PATH``; None: the
+    data directory's SQLite file."""
     strategy: dict[str, Any] = field(default_factory=dict)
     """Scheduler-wide options (``StrategyConfig``), used when the data directory is new."""
     initial_pool_trees: dict[str, Any] | None = None
@@ -96,7 +101,13 @@ class OperationRecord:
 class Cluster:
     """The live state of the service and the helpers its command modules share."""
 
-    def __init__(self, config: ServiceConfig, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        config: ServiceConfig,
+        clock: Callable[[], float] = time.time,
+        *,
+        store: Store | None = None,
+    ) -> None:
         from ytsched.server.jobs import JobTracker
         from ytsched.server.metrics import Metrics
         from ytsched.server.nodes import NodeTracker
@@ -105,7 +116,11 @@ class Cluster:
         self.config = config
         self.clock = clock
         config.data_dir.mkdir(parents=True, exist_ok=True)
-        self.store = Store(config.data_dir / "ytsched.db", durable=config.durable)
+        self.store: Store = (
+            store
+            if store is not None
+            else open_store(config.store, config.data_dir, durable=config.durable)
+        )
         self.auth = Auth(self.store)
         if config.admin_token:
             self.auth.ensure_token(config.admin_token)
@@ -308,6 +323,8 @@ class Cluster:
         with collector_paused():
             pending = self.scheduler.begin_update(now)
         computing = time.perf_counter() - started
+        if crashpoints.ARMED:
+            crashpoints.reach("fair_share_update")
         await asyncio.sleep(pause)
         started = time.perf_counter()
         with collector_paused():
@@ -347,6 +364,19 @@ class Cluster:
                     and (any(pool.accumulated_resource_volume) or pool.last_integral_share_ratio)
                 }
                 self.store.save_volumes(name, volumes)
+
+    def instances(self) -> dict[str, Any]:
+        """``//sys/scheduler/instances``: every instance sharing the store, with its role.
+
+        On SQLite there is one instance, this one, and it leads."""
+        rows = self.store.instances()
+        if not rows:
+            address = self.config.address or "local"
+            return {address: {"role": "leader", "address": address, "engine": self.store.engine}}
+        return {
+            row["address"]: {**row, "engine": self.store.engine, "last_seen": iso(row["last_seen"])}
+            for row in rows
+        }
 
     def orchid(self) -> dict[str, Any]:
         """The whole orchid of the current version (shared: do not modify it)."""

@@ -6,7 +6,7 @@ The service has no general Cypress; it serves the paths YTsaurus users and tests
 * ``//sys/cluster_nodes/<address>/@...`` (``@user_tags`` is settable);
 * ``//sys/scheduler/orchid/scheduler/...`` (both orchid layouts, ``fields`` filter),
   ``//sys/scheduler/config``, ``//sys/scheduler/user_to_default_pool``,
-  ``//sys/scheduler/@alerts``;
+  ``//sys/scheduler/@alerts``, ``//sys/scheduler/instances`` (each instance and its role);
 * ``//sys/operations/<id>/@...`` (and ``//sys/operations/<xx>/<id>``): operation attributes.
 
 ``attributes=[...]`` on ``get``/``list`` returns ``{"$attributes": ..., "$value": ...}``, the
@@ -134,7 +134,7 @@ def _get_scheduler(cluster: Cluster, path: YPath, rest: tuple[str, ...]) -> Any:
             return {"alerts": _alerts(cluster)}
         if path.attribute is not None:
             raise resolve_error(path.text, f"attribute {path.attribute!r} is not found")
-        return {"orchid": {}, "config": {}, "user_to_default_pool": {}}
+        return {"orchid": {}, "config": {}, "user_to_default_pool": {}, "instances": {}}
     if path.attribute is not None and rest[0] != "orchid":
         raise resolve_error(path.text, "no such attribute")
     if rest[0] == "orchid":
@@ -149,6 +149,8 @@ def _get_scheduler(cluster: Cluster, path: YPath, rest: tuple[str, ...]) -> Any:
         return navigate(cluster.trees.strategy.model_dump(mode="json"), rest[1:], path.text)
     if rest[0] == "user_to_default_pool":
         return navigate(dict(cluster.trees.user_to_default_pool), rest[1:], path.text)
+    if rest[0] == "instances":
+        return navigate(cluster.instances(), rest[1:], path.text)
     raise resolve_error(path.text, f"no such node {rest[0]!r} in //sys/scheduler")
 
 

@@ -30,6 +30,7 @@ from ytsched.scheduling.api import (
     NodeHeartbeat,
     StartJob,
 )
+from ytsched.server import crashpoints
 
 if TYPE_CHECKING:
     from ytsched.server.cluster import Cluster
@@ -120,6 +121,8 @@ def process(cluster: Cluster, request: HeartbeatRequest) -> dict[str, Any]:
             changed = tracker.reconcile(touched)
             if changed:
                 cluster.sync_operations(sorted(set(changed)))
+        if crashpoints.ARMED:
+            crashpoints.reach("heartbeat")
     else:
         tracker.reconcile(touched)
     answer = _answer(cluster, request, response)

@@ -53,6 +53,8 @@ class CreateRequest(Request):
 class StartOperationRequest(Request):
     operation_type: str = Field("vanilla", max_length=64)
     spec: dict[str, Any]
+    mutation_id: str | None = Field(None, min_length=1, max_length=128)
+    """Makes a retried start idempotent: the same id returns the operation it started."""
 
 
 class OperationRequest(Request):

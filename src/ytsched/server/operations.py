@@ -18,6 +18,7 @@ from ytsched.config.base import ConfigError, parse_config
 from ytsched.config.operation import OperationSpec
 from ytsched.pooltree import Operation, OperationState
 from ytsched.pooltree.ephemeral import EPHEMERAL_SUBPOOL_DELIMITER, default_parent
+from ytsched.server import crashpoints
 from ytsched.server.auth import validate_acl
 from ytsched.server.cluster import OperationRecord, iso
 from ytsched.server.errors import ApiError
@@ -189,7 +190,31 @@ def require_manage(cluster: Cluster, user: str, record: OperationRecord) -> None
 # --- commands ---------------------------------------------------------------------------------
 
 
-def start_operation(cluster: Cluster, user: str, operation_type: object, spec: object) -> str:
+def start_operation(
+    cluster: Cluster,
+    user: str,
+    operation_type: object,
+    spec: object,
+    mutation_id: str | None = None,
+) -> str:
+    """Start an operation; its id.
+
+    With ``mutation_id`` a repeated request (a client retrying after the answer was lost, e.g.
+    with a leader that died) returns the operation the first one started instead of starting
+    another — what YTsaurus's response keeper does for retried mutations
+    (``yt/yt/core/rpc/response_keeper.h``).  The id is kept in the store with the operation,
+    committed in the same transaction.
+    """
+    if mutation_id is not None:
+        known = cluster.store.get_meta(f"mutation:{mutation_id}")
+        if isinstance(known, dict):
+            if known.get("user") != user:
+                raise ApiError(
+                    "InvalidArgument",
+                    f"mutation id {mutation_id!r} was used by another user",
+                    mutation_id=mutation_id,
+                )
+            return str(known["operation_id"])
     if not isinstance(operation_type, str):
         raise ApiError("InvalidArgument", "operation_type must be a string")
     if not isinstance(spec, Mapping):
@@ -234,8 +259,14 @@ def start_operation(cluster: Cluster, user: str, operation_type: object, spec: o
     with cluster.store.transaction():
         row.seq = cluster.store.next_seq("operation")
         cluster.store.insert_operation(row)
+        if mutation_id is not None:
+            cluster.store.set_meta(
+                f"mutation:{mutation_id}", {"operation_id": operation_id, "user": user}
+            )
         cluster.operations[operation_id] = record
         sync_record(cluster, record, live)
+    if crashpoints.ARMED:
+        crashpoints.reach("operation_start")
     return operation_id
 
 
@@ -373,11 +404,7 @@ def enforce_time_limits(cluster: Cluster, now: float) -> None:
 
 
 def _job_counts(cluster: Cluster, op_id: str) -> dict[str, Any]:
-    counts = dict(
-        cluster.store.db.execute(
-            "SELECT state, count(*) FROM jobs WHERE operation_id = ? GROUP BY state", (op_id,)
-        ).fetchall()
-    )
+    counts = cluster.store.job_state_counts(op_id)
     live = cluster.live_operation(op_id)
     pending = live.pending_job_count if live is not None and not live.state.is_final else 0
     if live is not None:

@@ -3,6 +3,9 @@
 The socket is bound before uvicorn starts so that ``--port 0`` works: the chosen port is
 printed (and written to ``--port-file``) once the service accepts connections, which is how
 ``ytsched local`` and the tests find it.  SIGINT and SIGTERM stop it gracefully.
+
+On a PostgreSQL store the instance is one of several (:mod:`ytsched.server.ha`): it listens at
+once, as a standby, and serves when it wins the lease.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from ytsched.errors import YtschedError
 from ytsched.server.app import create_app
 from ytsched.server.cluster import Cluster, ServiceConfig
 from ytsched.server.gcpolicy import CollectorPolicy
+from ytsched.store import is_postgresql
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -42,30 +46,28 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(config: ServiceConfig, host: str, port: int, port_file: Path | None = None) -> None:
+def serve(
+    config: ServiceConfig,
+    host: str,
+    port: int,
+    port_file: Path | None = None,
+    advertise: str | None = None,
+) -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if is_postgresql(config.store):
+        serve_instance(config, host, port, port_file, advertise)
+        return
     sock = bind(host, port)  # before revival: a busy port is refused without touching state
     cluster = Cluster(config)
     app = create_app(cluster)
     cluster.collector = CollectorPolicy(observe=cluster.metrics.observe_gc_pause)
     cluster.collector.install()
-    actual = sock.getsockname()[1]
     server = uvicorn.Server(
         uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
     )
 
     async def main() -> None:
-        task = asyncio.create_task(server.serve(sockets=[sock]))
-        while not server.started and not task.done():
-            await asyncio.sleep(0.01)
-        if server.started:
-            url = f"http://{host}:{actual}"
-            if port_file is not None:
-                tmp = port_file.with_suffix(".tmp")
-                tmp.write_text(str(actual), encoding="utf-8")
-                tmp.replace(port_file)
-            print(f"ytsched server listening on {url} (data: {config.data_dir})", flush=True)
-        await task
+        await _serve_until_stopped(server, sock, port_file, f"data: {config.data_dir}")
 
     try:
         # uvloop, as uvicorn itself would pick: its socket transport costs a fraction of
@@ -75,4 +77,48 @@ def serve(config: ServiceConfig, host: str, port: int, port_file: Path | None = 
     finally:
         cluster.collector.uninstall()
         cluster.close()
+        sys.stdout.flush()
+
+
+async def _serve_until_stopped(
+    server: uvicorn.Server, sock: socket.socket, port_file: Path | None, what: str
+) -> None:
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    while not server.started and not task.done():
+        await asyncio.sleep(0.01)
+    if server.started:
+        host, actual = sock.getsockname()[:2]
+        if port_file is not None:
+            tmp = port_file.with_suffix(".tmp")
+            tmp.write_text(str(actual), encoding="utf-8")
+            tmp.replace(port_file)
+        print(f"ytsched server listening on http://{host}:{actual} ({what})", flush=True)
+    await task
+
+
+def serve_instance(
+    config: ServiceConfig, host: str, port: int, port_file: Path | None, advertise: str | None
+) -> None:
+    """Serve as one instance of several on a PostgreSQL store (standby until elected)."""
+    from ytsched.server.ha import Instance
+    from ytsched.store.postgresql import redact
+
+    sock = bind(host, port)
+    address = advertise or f"http://{host}:{sock.getsockname()[1]}"
+    config.address = address
+    instance = Instance(config, address)
+    server = uvicorn.Server(
+        uvicorn.Config(instance.gate, log_level="warning", access_log=False, lifespan="on")
+    )
+
+    async def main() -> None:
+        instance.start(asyncio.get_running_loop())
+        what = f"store: {redact(config.store or '')}, advertised as {address}"
+        await _serve_until_stopped(server, sock, port_file, what)
+
+    try:
+        with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+            runner.run(main())
+    finally:
+        instance.close()
         sys.stdout.flush()

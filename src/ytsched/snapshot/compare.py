@@ -75,7 +75,18 @@ def _error(a: Vector, b: Vector) -> float:
     return max(abs(x - y) for x, y in zip(a, b, strict=True))
 
 
-def compare_with_recorded(result: UpdateResult, recorded: Mapping[str, Vector]) -> ComparisonReport:
+def compare_with_recorded(
+    result: UpdateResult,
+    recorded: Mapping[str, Vector],
+    reference: UpdateResult | None = None,
+) -> ComparisonReport:
+    """Per-element differences between ``result`` and the recorded shares.
+
+    With the improved computation on, the report also locates the pools whose recorded share
+    the top-down pass splits differently.  That pass needs each element's functions, which only
+    the Python reference engine keeps: pass its result of the same snapshot as ``reference``
+    when ``result`` came from the native core.
+    """
     rows = []
     for kind, elements in (("pool", result.pools), ("operation", result.operations)):
         for name, element in elements.items():
@@ -93,7 +104,13 @@ def compare_with_recorded(result: UpdateResult, recorded: Mapping[str, Vector]) 
             )
     report = ComparisonReport(elements=rows)
     if result.options.enable_improved_fair_share_by_fit_factor_computation:
-        report.split_differs = _local_split_differences(result, recorded)
+        source = reference if reference is not None else result
+        if any(pool.fsbff is None for pool in source.pools.values() if pool.children):
+            raise ValueError(
+                "the split analysis needs the reference engine's functions: pass the result of"
+                " run_update(snapshot, engine='python') as reference"
+            )
+        report.split_differs = _local_split_differences(source, recorded)
     return report
 
 

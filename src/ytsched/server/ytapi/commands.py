@@ -258,7 +258,16 @@ def _start_operation(call: Call) -> Any:
             f"operation type {operation_type!r} is not supported: ytsched runs vanilla"
             " operations (it has no tables to map over)",
         )
-    op_id = operations.start_operation(call.cluster, call.user, operation_type, split_spec(spec))
+    # YTsaurus clients send a mutation id with every mutating command and repeat it when they
+    # retry: a repeated start returns the operation the first one started.
+    mutation_id = call.get("mutation_id")
+    op_id = operations.start_operation(
+        call.cluster,
+        call.user,
+        operation_type,
+        split_spec(spec),
+        mutation_id if isinstance(mutation_id, str) and mutation_id else None,
+    )
     return {"operation_id": op_id}
 
 
