@@ -28,6 +28,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ytsched.errors import YtschedError
 from ytsched.server import heartbeats
+from ytsched.server.asgi import send_json
 from ytsched.server.errors import ApiError, http_status
 from ytsched.server.models import HeartbeatRequest
 
@@ -83,17 +84,7 @@ class HeartbeatFastPath:
             return
         status, payload = await self._answer(scope, receive)
         await self.cluster.flush()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": status,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(payload)).encode()),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": payload})
+        await send_json(send, status, payload)
 
     async def _answer(self, scope: Scope, receive: Receive) -> tuple[int, bytes]:
         try:

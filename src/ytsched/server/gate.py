@@ -13,6 +13,8 @@ from collections.abc import Callable
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ytsched.server.asgi import send_json
+
 
 class LeaderGate:
     def __init__(self, address: str, leader_address: Callable[[], str | None]) -> None:
@@ -65,16 +67,4 @@ class LeaderGate:
 async def _answer(
     send: Send, status: int, body: object, headers: list[tuple[bytes, bytes]] | None = None
 ) -> None:
-    payload = json.dumps(body).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(payload)).encode()),
-                *(headers or []),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": payload})
+    await send_json(send, status, json.dumps(body).encode(), headers)

@@ -29,6 +29,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ytsched.server.asgi import send_json
 from ytsched.server.errors import ApiError
 
 KIB = 1024
@@ -234,15 +235,4 @@ def _header(scope: Scope, name: bytes) -> str | None:
 
 
 async def _answer(send: Send, status: int, error: ApiError) -> None:
-    payload = json.dumps(error.to_dict(), separators=(",", ":")).encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(payload)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": payload})
+    await send_json(send, status, json.dumps(error.to_dict(), separators=(",", ":")).encode())
