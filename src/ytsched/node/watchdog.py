@@ -26,13 +26,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+_ENTRY = "import sys; from ytsched.node.watchdog import main; sys.exit(main(sys.argv[1:]))"
+"""The watchdog process's program (``python -c``; its arguments follow in ``sys.argv``)."""
+
 
 def start_watchdog(jobs_dir: Path) -> tuple[subprocess.Popen[bytes], int]:
     """Start the watchdog of ``jobs_dir``; returns it and the write end the agent must keep."""
     read_end, write_end = os.pipe()  # both close-on-exec
     try:
         process = subprocess.Popen(
-            [sys.executable, "-m", "ytsched.node.watchdog", str(jobs_dir), str(read_end)],
+            # Imported, not run with -m: ``ytsched.node`` already imports this module, and
+            # runpy warns when it executes a module that is in sys.modules.
+            [sys.executable, "-c", _ENTRY, str(jobs_dir), str(read_end)],
             pass_fds=(read_end,),
             stdin=subprocess.DEVNULL,
             start_new_session=True,
