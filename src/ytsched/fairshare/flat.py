@@ -30,7 +30,8 @@ from ytsched.fairshare.model import (
     TreeSnapshot,
     UpdateOptions,
 )
-from ytsched.resources import GPU_INDEX, RESOURCE_NAMES, dominates
+from ytsched.fairshare.tree import check_operation
+from ytsched.resources import GPU_INDEX, RESOURCE_NAMES
 
 # Float input columns (``InF`` in update.hpp).
 IN_WEIGHT = 0
@@ -198,20 +199,9 @@ def build_flat(snapshot: TreeSnapshot) -> FlatTree:
     operation_names: list[str] = []
     seen_operations: set[str] = set()
     for offset, op in enumerate(operations):
-        if op.name in seen_operations or op.name in index:
-            raise SnapshotError("DuplicateElementName", f"element {op.name!r} is defined twice")
+        check_operation(op, seen_operations, index)
         seen_operations.add(op.name)
-        parent = index.get(op.parent)
-        if parent is None:
-            raise SnapshotError(
-                "UnknownParent", f"operation {op.name!r}: parent {op.parent!r} does not exist"
-            )
-        if not dominates(op.resource_demand, op.resource_usage):
-            raise SnapshotError(
-                "UsageAboveDemand",
-                f"operation {op.name!r}: resource_usage exceeds resource_demand"
-                " (demand must include usage)",
-            )
+        parent = index[op.parent]
         parents[pool_count + offset] = parent
         operation_names.append(op.name)
     pool_names = [spec.name for spec in pools]

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Container
+
 from ytsched.errors import SnapshotError
 from ytsched.fairshare.elements import Element
-from ytsched.fairshare.model import SchedulingMode, TreeSnapshot
+from ytsched.fairshare.model import OperationSpec, SchedulingMode, TreeSnapshot
 from ytsched.resources import GPU_INDEX, dominates
 
 
@@ -61,19 +63,8 @@ def build_tree(snapshot: TreeSnapshot) -> tuple[Element, dict[str, Element], dic
 
     operations: dict[str, Element] = {}
     for op in snapshot.operations:
-        if op.name in operations or op.name in pools:
-            raise SnapshotError("DuplicateElementName", f"element {op.name!r} is defined twice")
-        parent = pools.get(op.parent)
-        if parent is None:
-            raise SnapshotError(
-                "UnknownParent", f"operation {op.name!r}: parent {op.parent!r} does not exist"
-            )
-        if not dominates(op.resource_demand, op.resource_usage):
-            raise SnapshotError(
-                "UsageAboveDemand",
-                f"operation {op.name!r}: resource_usage exceeds resource_demand"
-                " (demand must include usage)",
-            )
+        check_operation(op, operations, pools)
+        parent = pools[op.parent]
         element = Element(
             name=op.name, is_operation=True, is_root=False, operation=op, parent=parent
         )
@@ -96,6 +87,25 @@ def build_tree(snapshot: TreeSnapshot) -> tuple[Element, dict[str, Element], dic
             explicit = {GPU_INDEX: explicit[GPU_INDEX]} if GPU_INDEX in explicit else {}
         element.explicit_strong_guarantee = explicit
     return root, pools, operations
+
+
+def check_operation(op: OperationSpec, operations: Container[str], pools: Container[str]) -> None:
+    """The structural checks of one operation row, shared by both engines' input builders
+    (:func:`build_tree` and :func:`ytsched.fairshare.flat.build_flat`), so they refuse the
+    same snapshots with the same codes: a name seen before, a parent that is not a pool, usage
+    above demand."""
+    if op.name in operations or op.name in pools:
+        raise SnapshotError("DuplicateElementName", f"element {op.name!r} is defined twice")
+    if op.parent not in pools:
+        raise SnapshotError(
+            "UnknownParent", f"operation {op.name!r}: parent {op.parent!r} does not exist"
+        )
+    if not dominates(op.resource_demand, op.resource_usage):
+        raise SnapshotError(
+            "UsageAboveDemand",
+            f"operation {op.name!r}: resource_usage exceeds resource_demand"
+            " (demand must include usage)",
+        )
 
 
 def _check_acyclic(root: Element, pools: dict[str, Element]) -> None:
