@@ -527,12 +527,14 @@ double crossing(double left, double right, const std::array<double, 4>& lo,
 // One resource's inverse, restricted, shifted and extended: the reference
 // ``extract_component(r, f).transpose().narrow(g, limit).trim_left().shift(-g).extend_right(1)
 // .trim()`` of ``functions._max_fit_factor_by_suggestion``, walked with one cursor.
-SChain component_inverse(const VChain& fsbff, int r, double limit_share, double guarantee_share) {
+void component_inverse(const VChain& fsbff, int r, double limit_share, double guarantee_share,
+                       Workspace& w, SChain& out) {
     const auto& fx = fsbff.x;
     const auto& fv = fsbff.y;
-    std::vector<double> a, f;
-    a.reserve(fx.size());
-    f.reserve(fx.size());
+    std::vector<double>& a = w.a;
+    std::vector<double>& f = w.f;
+    a.clear();
+    f.clear();
     a.push_back(fv[0][r]);
     a.push_back(fv[1][r]);
     f.push_back(fx[0]);
@@ -548,9 +550,10 @@ SChain component_inverse(const VChain& fsbff, int r, double limit_share, double 
     std::size_t i = 0;
     while (i < n && a[i] < g) ++i;
     if (i == n) fail("max fit factor: guarantee beyond the function's values");
-    std::vector<double> xs, ys;
-    xs.reserve(n - i + 3);
-    ys.reserve(n - i + 3);
+    std::vector<double>& xs = out.x;
+    std::vector<double>& ys = out.y;
+    xs.clear();
+    ys.clear();
     if (a[i] == g) {
         if (i + 1 < n && a[i + 1] == g) {
             xs = {g, g};
@@ -594,16 +597,17 @@ SChain component_inverse(const VChain& fsbff, int r, double limit_share, double 
     }
     // shift(-g)
     if (g != 0.0) {
-        std::vector<double> sx, sy;
-        sx.reserve(xs.size() + 1);
-        sy.reserve(xs.size() + 1);
+        std::vector<double>& sx = w.sx;
+        std::vector<double>& sy = w.sy;
+        sx.clear();
+        sy.clear();
         sx.push_back(xs[0] - g);
         sx.push_back(xs[1] - g);
         sy.push_back(ys[0]);
         sy.push_back(ys[1]);
         for (std::size_t j = 2; j < xs.size(); ++j) push_point(sx, sy, xs[j] - g, ys[j]);
-        xs = std::move(sx);
-        ys = std::move(sy);
+        xs.swap(sx);
+        ys.swap(sy);
     }
     // extend_right(1.0), then trim
     if (xs.back() < 1.0) {
@@ -620,7 +624,6 @@ SChain component_inverse(const VChain& fsbff, int r, double limit_share, double 
             ys = {ys[0], ys[0]};
         }
     }
-    return SChain{std::move(xs), std::move(ys)};
 }
 
 }  // namespace
@@ -628,9 +631,17 @@ SChain component_inverse(const VChain& fsbff, int r, double limit_share, double 
 // MFFBS: the reference ``pointwise_min_all`` over the five inverses.  A constant component's
 // inverse is the constant right bound on [0, 1]: it never binds and adds no critical point, so
 // it is skipped (unless some inverse's domain is not [0, 1]: then all five, as the reference).
-SChain max_fit_factor_by_suggestion(const VChain& f, const Vec& limits, const Vec& guarantee) {
+SChain max_fit_factor_by_suggestion(const VChain& f, const Vec& limits, const Vec& guarantee,
+                                    Workspace& w) {
+    // The running minimum lives in ``w.acc``; each step writes into ``w.next`` and swaps, so
+    // the five inverses and four minimums reuse the same buffers for every element.
+    auto exact_copy = [](const SChain& c) {
+        SChain out;
+        out.x.assign(c.x.begin(), c.x.end());
+        out.y.assign(c.y.begin(), c.y.end());
+        return out;
+    };
     bool have = false;
-    SChain result;
     for (int r = 0; r < 5; ++r) {
         const double c = f.y[0][r];
         bool constant = true;
@@ -640,30 +651,40 @@ SChain max_fit_factor_by_suggestion(const VChain& f, const Vec& limits, const Ve
                 break;
             }
         if (constant) continue;
-        SChain inverse = component_inverse(f, r, limits[r], guarantee[r]);
-        if (inverse.x.front() != 0.0 || inverse.x.back() != 1.0) {
+        component_inverse(f, r, limits[r], guarantee[r], w, w.inverse);
+        if (w.inverse.x.front() != 0.0 || w.inverse.x.back() != 1.0) {
             // Generic: all five inverses, constants included.
-            SChain all = component_inverse(f, 0, limits[0], guarantee[0]);
-            for (int s = 1; s < 5; ++s)
-                all = pointwise_min(all, component_inverse(f, s, limits[s], guarantee[s]));
-            return all;
+            component_inverse(f, 0, limits[0], guarantee[0], w, w.acc);
+            for (int s = 1; s < 5; ++s) {
+                component_inverse(f, s, limits[s], guarantee[s], w, w.inverse);
+                pointwise_min(w.acc, w.inverse, w.next);
+                std::swap(w.acc, w.next);
+            }
+            return exact_copy(w.acc);
         }
         if (!have) {
-            result = std::move(inverse);
+            std::swap(w.acc, w.inverse);
             have = true;
         } else {
-            result = pointwise_min(result, inverse);
+            pointwise_min(w.acc, w.inverse, w.next);
+            std::swap(w.acc, w.next);
         }
     }
     if (!have) {
         const double last = f.x.back();
         return SChain{{0.0, 1.0}, {last, last}};
     }
-    return result;
+    return exact_copy(w.acc);
 }
 
 // ``plf.pointwise_min`` with its crossing search, in one merged pass over both chains' points.
 SChain pointwise_min(const SChain& A, const SChain& B) {
+    SChain out;
+    pointwise_min(A, B, out);
+    return out;
+}
+
+void pointwise_min(const SChain& A, const SChain& B, SChain& out) {
     const auto& ax = A.x;
     const auto& ay = A.y;
     const auto& bx = B.x;
@@ -675,7 +696,10 @@ SChain pointwise_min(const SChain& A, const SChain& B) {
     const std::size_t nb = bx.size();
     std::size_t ia = bisect_left(ax, lb);
     std::size_t ib = bisect_left(bx, lb);
-    std::vector<double> xs, ys;
+    std::vector<double>& xs = out.x;
+    std::vector<double>& ys = out.y;
+    xs.clear();
+    ys.clear();
     xs.reserve(na + nb + 8);
     ys.reserve(na + nb + 8);
     double p = lb;
@@ -747,16 +771,23 @@ SChain pointwise_min(const SChain& A, const SChain& B) {
         p = nxa < nxb ? nxa : nxb;
         if (p > rb) p = rb;
     }
-    return SChain{std::move(xs), std::move(ys)};
 }
 
 // ``plf.compose(outer, inner).trim()``.
 VChain compose(const VChain& F, const SChain& M) {
+    Workspace w;
+    VChain out;
+    compose(F, M, w, out);
+    return out;
+}
+
+void compose(const VChain& F, const SChain& M, Workspace& w, VChain& c) {
     const auto& fx = F.x;
     const auto& fv = F.y;
     const auto& mx = M.x;
     const auto& my = M.y;
-    std::vector<std::pair<double, double>> points;
+    auto& points = w.points;
+    points.clear();
     points.reserve(mx.size() + fx.size());
     for (std::size_t k = 0; k < mx.size(); ++k) points.emplace_back(mx[k], my[k]);
     const double lo = my.front();
@@ -781,8 +812,10 @@ VChain compose(const VChain& F, const SChain& M) {
     }
     if (points.size() > n) std::sort(points.begin(), points.end());
 
-    std::vector<double> out_x;
-    std::vector<Vec> out_y;
+    std::vector<double>& out_x = w.out_x;
+    std::vector<Vec>& out_y = w.out_y;
+    out_x.clear();
+    out_y.clear();
     out_x.reserve(points.size() * 2);
     out_y.reserve(points.size() * 2);
     const std::size_t count = points.size();
@@ -830,7 +863,8 @@ VChain compose(const VChain& F, const SChain& M) {
         out_y.push_back(right_limit ? right_value(v) : left_value(v));
     }
     if (out_x.size() < 2) fail("a piecewise-linear function needs at least one segment");
-    VChain c;
+    c.x.clear();
+    c.y.clear();
     c.x.reserve(out_x.size());
     c.y.reserve(out_x.size());
     c.x.push_back(out_x[0]);
@@ -848,7 +882,6 @@ VChain compose(const VChain& F, const SChain& M) {
             c.y = {c.y[0], c.y[0]};
         }
     }
-    return c;
 }
 
 // ``plf.compress``: the greedy corridor test of ``CompressFunction``.

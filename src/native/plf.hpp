@@ -9,6 +9,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ytsched {
@@ -206,9 +207,25 @@ VChain improved_sum(const std::vector<const VChain*>& chains, ImprovedParts& par
 // ``generic``: the sum of the children shifted to [k, k + 1] and extended to [0, n].
 VChain fifo_fsbff(const std::vector<const VChain*>& chains, bool fast);
 
-SChain max_fit_factor_by_suggestion(const VChain& f, const Vec& limits, const Vec& guarantee);
+// Scratch buffers that one update's function builders reuse from element to element (an
+// operation's five inverses, four minimums and composition would otherwise allocate some forty
+// small vectors). Owned by the update, so they are freed with it.
+struct Workspace {
+    std::vector<double> a, f, sx, sy;
+    SChain inverse, acc, next;
+    std::vector<std::pair<double, double>> points;
+    std::vector<double> out_x;
+    std::vector<Vec> out_y;
+    VChain composed;
+};
+
+// The result is allocated to its exact size (it is kept until the distribution).
+SChain max_fit_factor_by_suggestion(const VChain& f, const Vec& limits, const Vec& guarantee,
+                                    Workspace& w);
 SChain pointwise_min(const SChain& a, const SChain& b);
+void pointwise_min(const SChain& a, const SChain& b, SChain& out);
 VChain compose(const VChain& f, const SChain& m);
+void compose(const VChain& f, const SChain& m, Workspace& w, VChain& out);
 VChain compress(const VChain& f, double epsilon = 1e-15);
 
 }  // namespace ytsched
