@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <thread>
@@ -202,7 +201,8 @@ namespace {
 using V4 = double __attribute__((vector_size(32)));
 
 // The two run kernels of ``sum_chains``: add one child segment's values to a run of points'
-// totals.  Compiled twice, for the SSE2 baseline and for AVX2 (chosen at run time): IEEE
+// totals.  Compiled twice, for the SSE2 baseline and for AVX2 (used when the CPU has it; tests
+// switch it off with ``set_wide_vector_kernels`` to check the baseline build too): IEEE
 // addition, subtraction, multiplication and division give the same doubles in any vector lane,
 // and -ffp-contract=off keeps them from being fused, so both builds are exact.
 #define YTSCHED_RUN_KERNELS(SUFFIX, ATTRIBUTE)                                                   \
@@ -271,17 +271,31 @@ struct RunKernels {
                    const Vec&, const Vec&, double*);
 };
 
-RunKernels pick_run_kernels() {
+bool avx2_available() {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    if (std::getenv("YTSCHED_NATIVE_BASELINE") == nullptr && __builtin_cpu_supports("avx2"))
+    return __builtin_cpu_supports("avx2");
+#else
+    return false;
+#endif
+}
+
+std::atomic<bool> g_wide_kernels{avx2_available()};
+
+RunKernels current_run_kernels() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (g_wide_kernels.load(std::memory_order_relaxed))
         return {add_flat_run_avx2, add_sloped_run_avx2};
 #endif
     return {add_flat_run_baseline, add_sloped_run_baseline};
 }
 
-const RunKernels g_kernels = pick_run_kernels();
-
 }  // namespace
+
+bool wide_vector_kernels() { return g_wide_kernels.load(std::memory_order_relaxed); }
+
+bool set_wide_vector_kernels(bool enabled) {
+    return g_wide_kernels.exchange(enabled && avx2_available(), std::memory_order_relaxed);
+}
 
 // ``plf.sum_functions``: every function sampled at every critical point (left and right limits,
 // ``left_right_limit_at``), added in function order starting from zero.  Sampling and adding are
@@ -322,6 +336,7 @@ VChain sum_chains(const std::vector<const VChain*>& chains) {
             cursors[c] = bisect_left(chains[c]->x, points[from]);
         double* const total = totals.data();
         const double* const pts = points.data();
+        const RunKernels kernels = current_run_kernels();
         std::vector<double> fractions(kBlock);
         double* const frac = fractions.data();
         for (std::size_t begin = from; begin < to; begin += kBlock) {
@@ -363,9 +378,9 @@ VChain sum_chains(const std::vector<const VChain*>& chains) {
                     bool flat = true;
                     for (int r = 0; r < 5; ++r) flat &= (rv[r] - lv[r]) == 0.0;
                     if (flat) {
-                        g_kernels.flat(total, count, k, stop, lv);
+                        kernels.flat(total, count, k, stop, lv);
                     } else {
-                        g_kernels.sloped(total, count, pts, k, stop, xs[i - 1], x, lv, rv, frac);
+                        kernels.sloped(total, count, pts, k, stop, xs[i - 1], x, lv, rv, frac);
                     }
                     k = stop;
                 }

@@ -105,6 +105,16 @@ def set_parallel_sum_pairs(pairs: int) -> int:
     return previous
 
 
+def use_wide_vector_kernels(enabled: bool) -> bool:
+    """Let pool sums use their AVX2 kernels (the default where the CPU has AVX2) or not; returns
+    the previous setting.
+
+    Both kernel builds perform the same IEEE operations per point, so the results are the same
+    doubles; tests switch the wide ones off to compare the SSE2 build with the reference too.
+    """
+    return bool(_load().set_wide_vector_kernels(enabled))
+
+
 def run_flat(flat: FlatTree) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], tuple[Any, ...]]:
     """Run the core on checked arrays: (float results, int results, error summary)."""
     module = _load()
