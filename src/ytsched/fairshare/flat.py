@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ytsched.errors import SnapshotError
+from ytsched.fairshare import hugepages
 from ytsched.fairshare.model import (
     FifoSortParameter,
     IntegralGuaranteeType,
@@ -176,8 +177,8 @@ def build_flat(snapshot: TreeSnapshot) -> FlatTree:
     if root is None:
         raise SnapshotError("MissingRoot", "no pool without a parent: the tree has no root")
 
-    in_f = np.zeros((n, IN_F), dtype=np.float64)
-    in_i = np.zeros((n, IN_I), dtype=np.int32)
+    in_f = hugepages.zeros((n, IN_F), np.float64)
+    in_i = hugepages.zeros((n, IN_I), np.int32)
     parents = np.full(n, -1, dtype=np.int32)
     for position, spec in enumerate(pools):
         if spec.parent is None:

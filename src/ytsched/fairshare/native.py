@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from ytsched.errors import YtschedError
+from ytsched.fairshare import hugepages
 from ytsched.fairshare.elements import Element, IntegralState
 from ytsched.fairshare.flat import FlatTree, build_flat
 from ytsched.fairshare.functions import without_cyclic_gc
@@ -119,8 +120,8 @@ def run_flat(flat: FlatTree) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]
     """Run the core on checked arrays: (float results, int results, error summary)."""
     module = _load()
     n = flat.in_f.shape[0]
-    out_f = np.empty((n, OUT_F), dtype=np.float64)
-    out_i = np.empty((n, OUT_I), dtype=np.int32)
+    out_f = hugepages.empty((n, OUT_F), np.float64)
+    out_i = hugepages.empty((n, OUT_I), np.int32)
     try:
         summary = module.run_update(flat.in_f, flat.in_i, flat.opts_f, flat.opts_i, out_f, out_i)
     except module.NativeEngineError as error:
