@@ -196,6 +196,12 @@ class TreeConfig(ConfigModel):
             "Whether an operation's preemption priority also follows starving ancestors.",
         )
     )
+    allow_gang_operations_only_in_fifo_pools: bool = option(
+        False,
+        "Refuse gang operations in pools that are not fifo (GangOperationsAllowedOnlyInFifoPools)"
+        " unless the pool sets always_allow_gang_operations. The YTsaurus default of this newer"
+        " option could not be verified; false changes nothing.",
+    )
     allow_aggressive_preemption_for_gang_operations: bool = option(
         True, "Gang operations' allocations may be preempted aggressively."
     )

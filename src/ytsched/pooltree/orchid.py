@@ -33,6 +33,22 @@ def _fair_share_part(tree: PoolTree, name: str, is_operation: bool) -> dict[str,
     return element_attributes(element, result)
 
 
+NO_OVERCOMMIT_TOLERANCE = vector_map(ZERO)
+"""``specified_resource_limits_overcommit_tolerance``: no element specifies one here."""
+
+
+def tag_filter_limits(tree: PoolTree, text: str | None) -> dict[str, float] | None:
+    """``scheduling_tag_filter_resource_limits``: without a filter the tree's total at the last
+    update (None before one), with one the summed limits of the tree's online nodes matching
+    it (live), as ``ComputeSchedulingTagFilterResourceLimits`` in ``pool_tree_element.cpp``."""
+    if text:
+        source = tree.tag_filter_resource_limits
+        if source is not None:
+            return vector_map(source(text))
+    result = tree.last_result
+    return vector_map(result.total_resource_limits) if result is not None else None
+
+
 def pool_attributes(tree: PoolTree, pool: Pool) -> dict[str, Any]:
     config = tree.config
     own = pool.effective
@@ -79,6 +95,16 @@ def pool_attributes(tree: PoolTree, pool: Pool) -> dict[str, Any]:
                 effective.non_preemptible_threshold(config, pool).as_map()
             ),
             "config_presets": list(own.preset_names),
+            "effective_waiting_for_resources_on_node_timeout": (
+                effective.waiting_for_resources_on_node_timeout(config, pool)
+            ),
+            "gang_operations_allowed": effective.gang_operations_allowed(
+                config, None if pool.is_root else own
+            ),
+            "specified_resource_limits_overcommit_tolerance": dict(NO_OVERCOMMIT_TOLERANCE),
+            "scheduling_tag_filter_resource_limits": tag_filter_limits(
+                tree, None if pool.is_root else own.scheduling_tag_filter
+            ),
         }
     )
     attributes.setdefault("integral_guarantee_type", own.integral_guarantees.guarantee_type)
@@ -130,6 +156,15 @@ def operation_attributes(tree: PoolTree, entry: TreeOperation) -> dict[str, Any]
             "allocation_preemption_timeout": effective.allocation_preemption_timeout(config, entry),
             "allocation_graceful_preemption_timeout": (
                 effective.allocation_graceful_preemption_timeout(config, entry)
+            ),
+            "effective_waiting_for_resources_on_node_timeout": (
+                effective.waiting_for_resources_on_node_timeout(config, entry.pool)
+            ),
+            "specified_resource_limits_overcommit_tolerance": dict(NO_OVERCOMMIT_TOLERANCE),
+            "scheduling_tag_filter_resource_limits": tag_filter_limits(
+                tree,
+                operation.spec.tree_options(tree.name).scheduling_tag_filter
+                or operation.spec.scheduling_tag_filter,
             ),
         }
     )
