@@ -1,8 +1,8 @@
 """Orchid attributes YTsaurus builds in ``DoBuildElementYson`` / ``BuildCompositeElementInfo``
 (``yt/yt/server/scheduler/strategy/pool_tree.cpp``) that are plain functions of what we model:
 ``effective_waiting_for_resources_on_node_timeout``, ``gang_operations_allowed``,
-``specified_resource_limits_overcommit_tolerance`` and
-``scheduling_tag_filter_resource_limits``; plus the gang admission check behind
+``specified_resource_limits_overcommit_tolerance``, ``scheduling_tag_filter_resource_limits``,
+``grouped_needed_resources`` and its list form; plus the gang admission check behind
 ``gang_operations_allowed``."""
 
 from __future__ import annotations
@@ -144,3 +144,36 @@ def test_moving_a_gang_to_a_pool_that_refuses_gangs_is_refused() -> None:
         trees.update_operation_parameters("op", {"pool": "fair"}, now=2)
     assert caught.value.code == "GangOperationsAllowedOnlyInFifoPools"
     assert tree.operations["op"].pool.name == "fifo"
+
+
+def test_needed_resources_per_task_with_waiting_jobs() -> None:
+    trees, tree = scheduler()
+    spec = {
+        "pool_trees": ["physical"],
+        "tasks": {
+            "map": {"job_count": 3, "cpu_limit": 2, "memory_limit": GIB},
+            "reduce": {"job_count": 1, "cpu_limit": 1, "memory_limit": 2 * GIB, "gpu_limit": 0},
+        },
+    }
+    trees.start_operation("op", user="u", spec=spec, now=1)
+    view = tree.orchid()["operations"]["op"]
+    grouped = view["grouped_needed_resources"]
+    assert grouped["map"] == {
+        "min_needed_resources": {
+            "user_slots": 1.0,
+            "cpu": 2.0,
+            "gpu": 0.0,
+            "memory": float(GIB),
+            "network": 0.0,
+        },
+        "allocation_count": 3,
+    }
+    assert grouped["reduce"]["allocation_count"] == 1
+    assert view["detailed_min_needed_job_resources"] == [
+        grouped["map"]["min_needed_resources"],
+        grouped["reduce"]["min_needed_resources"],
+    ]
+    assert (view["probing"], view["offloading"], view["disk_request_media"]) == (False, False, [])
+    trees.start_job("op", "reduce", node="node1", now=2)
+    view = tree.orchid()["operations"]["op"]
+    assert list(view["grouped_needed_resources"]) == ["map"]  # no reduce job waits any more

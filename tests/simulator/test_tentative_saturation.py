@@ -98,6 +98,21 @@ def test_the_default_period_is_ten_seconds() -> None:
     assert first_start_after_sample(extra_starts("25s")) == pytest.approx(75.0)
 
 
+def test_a_scheduler_restart_forgets_the_saturation() -> None:
+    """The saturation time lives in the strategy's operation controller, in memory: after a
+    restart at 30 s the next heartbeat (32 s) declines again, so the 45 s period now ends at
+    77 s instead of 92 s."""
+    document = saturation_document("45s")
+    document["actions"] = [{"time": "30s", "action": "restart_scheduler"}]
+    _, recorder = run(document)
+    starts = sorted(
+        e["time"]
+        for e in recorder.events
+        if e["event_type"] == "job_started" and e["node"].startswith("extra")
+    )
+    assert first_start_after_sample(starts) == pytest.approx(75.0)
+
+
 def test_saturation_is_reported_as_a_deactivation_reason_only_in_the_tentative_tree() -> None:
     result, _ = run(saturation_document("45s"))
     reasons = {

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ytsched.pooltree import effective
+from ytsched.pooltree.operations import Operation
 from ytsched.pooltree.pool import Pool, TreeOperation
 from ytsched.resources import ZERO, scale_amounts, vadd, vsub
 from ytsched.snapshot.orchid import element_attributes, vector_map
@@ -166,9 +167,31 @@ def operation_attributes(tree: PoolTree, entry: TreeOperation) -> dict[str, Any]
                 operation.spec.tree_options(tree.name).scheduling_tag_filter
                 or operation.spec.scheduling_tag_filter,
             ),
+            "probing": False,
+            "offloading": False,
+            "disk_request_media": [],
         }
     )
+    _needed_resources(operation, attributes)
     return attributes
+
+
+def _needed_resources(operation: Operation, attributes: dict[str, Any]) -> None:
+    """``grouped_needed_resources`` (per task with waiting jobs: the resources of one job and
+    how many wait, ``TAllocationGroupResources``) and its list form
+    ``detailed_min_needed_job_resources``, as ``DoBuildOperationProgress`` shows them."""
+    grouped: dict[str, Any] = {}
+    detailed: list[dict[str, float]] = []
+    for task in operation.tasks.values():
+        if task.waiting:
+            needed = vector_map(task.resources)
+            grouped[task.name] = {
+                "min_needed_resources": needed,
+                "allocation_count": len(task.waiting),
+            }
+            detailed.append(dict(needed))
+    attributes["grouped_needed_resources"] = grouped
+    attributes["detailed_min_needed_job_resources"] = detailed
 
 
 def postprocessed_config(tree: PoolTree) -> dict[str, Any]:

@@ -1003,9 +1003,13 @@ class Simulation:
         ``yt/yt/server/scheduler/scheduler.cpp`` revival: operations from Cypress, the
         strategy's persistent state with integral volumes, allocations re-registered by
         node heartbeats): the pool trees stay, the in-memory scheduling state (allocations
-        ledger, starvation timers, preemptible lists, node states) is rebuilt.  Running jobs
-        are adopted in start order, so the preemptible lists come out as before, and the
-        revived scheduler runs its first fair-share update before any heartbeat."""
+        ledger, starvation timers, preemptible lists, node states, tentative-tree saturation)
+        is rebuilt.  Running jobs are adopted in start order, so the preemptible lists come
+        out as before, and the revived scheduler runs its first fair-share update before any
+        heartbeat."""
+        for operation in self.trees.operations.values():
+            # the strategy's per-operation controller (tentative-tree saturation) is in memory
+            operation.tentative_saturation_times.clear()
         fast_path = self.scheduler.fast_path
         self.scheduler = Scheduler(self.trees)
         self.scheduler.fast_path = fast_path
