@@ -273,6 +273,7 @@ struct RunKernels {
 
 bool avx2_available() {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();  // this runs from a static initialiser, possibly before libgcc's
     return __builtin_cpu_supports("avx2");
 #else
     return false;
