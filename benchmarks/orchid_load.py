@@ -253,6 +253,7 @@ def main() -> None:
         for name in (
             "ytsched_heartbeat_duration_seconds",
             "ytsched_fair_share_update_duration_seconds",
+            "ytsched_fair_share_update_longest_step_seconds",
         ):
             count = server_side.get(f"{name}_count", 0.0)
             total = server_side.get(f"{name}_sum", 0.0)
