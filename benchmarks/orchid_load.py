@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from service import TOKEN, Node, parse_metrics, percentile  # noqa: E402
+from service import TOKEN, Node, parse_metrics, percentile, server_command  # noqa: E402
 from ytsched import yson  # noqa: E402
 from ytsched.client import Client  # noqa: E402
 
@@ -173,13 +173,9 @@ def main() -> None:
     trees_file.write_text(yson.dumps(trees), encoding="utf-8")
     port_file = directory / "port"
     environment = dict(os.environ)
-    if args.src is not None:
-        environment["PYTHONPATH"] = str(args.src)
     server = subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "ytsched.cli.main",
+            *server_command(args.src),
             "server",
             "--data-dir",
             str(directory / "data"),

@@ -175,6 +175,23 @@ def print_timeline(samples: list[tuple[float, float]]) -> None:
         print("  ".join(cells[row : row + 6]))
 
 
+def server_command(src: Path | None) -> list[str]:
+    """The command that runs ``ytsched`` (then its arguments): this checkout's, or the one in
+    ``src`` (to compare with another version on the same machine state).  An editable install
+    puts a finder ahead of ``PYTHONPATH``; it is dropped so that ``src`` wins.  The native
+    core is looked up in ``src`` (copy the built ``_native*.so`` there)."""
+    if src is None:
+        return [sys.executable, "-m", "ytsched.cli.main"]
+    boot = (
+        "import runpy, sys;"
+        "sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in type(f).__module__];"
+        f"sys.path.insert(0, {str(src)!r});"
+        "sys.argv[0] = 'ytsched';"
+        "runpy.run_module('ytsched.cli.main', run_name='__main__', alter_sys=True)"
+    )
+    return [sys.executable, "-c", boot]
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -224,6 +241,7 @@ def main() -> None:
         "--store",
         help="postgresql://... to run the server on PostgreSQL (default: SQLite in a temp dir)",
     )
+    parser.add_argument("--src", type=Path, help="run the server from this source tree")
     args = parser.parse_args()
 
     directory = Path(tempfile.mkdtemp(prefix="ytsched-bench-"))
@@ -232,9 +250,7 @@ def main() -> None:
     port_file = directory / "port"
     server = subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "ytsched.cli.main",
+            *server_command(args.src),
             "server",
             "--data-dir",
             str(directory / "data"),

@@ -54,6 +54,7 @@ class HeldEngine:
             return real(snapshots)
 
         monkeypatch.setattr(update_steps, "compute", held)
+        monkeypatch.setattr(update_steps, "WORKER_MIN_ELEMENTS", 0)  # small trees too
 
     async def started(self) -> None:
         for _ in range(60_000):  # bounded: at most about a minute
@@ -127,9 +128,14 @@ def _shares(cluster: Cluster, ids: list[str]) -> dict[str, Any]:
     return shares
 
 
-def test_the_update_in_steps_equals_the_synchronous_one(tmp_path: Path) -> None:
-    """Same inputs, same clock: ``tick_concurrently`` and ``tick`` give the same shares,
-    scheduling state and store contents (the simulator keeps ``Scheduler.update``)."""
+@pytest.mark.parametrize("in_worker", [True, False])
+def test_the_update_in_steps_equals_the_synchronous_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_worker: bool
+) -> None:
+    """Same inputs, same clock: ``tick_concurrently`` (engine in the worker thread or, for a
+    small tree, on the loop) and ``tick`` give the same shares and placements (the simulator
+    keeps ``Scheduler.update``)."""
+    monkeypatch.setattr(update_steps, "WORKER_MIN_ELEMENTS", 0 if in_worker else 10**9)
     outcomes = []
     for index, concurrent in enumerate((False, True)):
         now = [1000.0]

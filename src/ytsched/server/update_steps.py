@@ -10,8 +10,9 @@ loop free between any two of them:
 
 1. reconcile allocations of jobs the pool trees ended (loop);
 2. take the engine input of every tree (loop: it reads the live model);
-3. compute the fair shares in a worker thread (``run_update`` reads nothing but its input; the
-   native core releases the GIL, so the loop keeps serving requests on the other core);
+3. compute the fair shares in a worker thread (``run_update`` reads nothing but its input;
+   the native core releases the GIL, so the loop keeps serving requests on the other core);
+   trees smaller than :data:`WORKER_MIN_ELEMENTS` compute on the loop with step 4;
 4. keep the results (integral volumes; loop);
 5. after a short pause, build the scheduling state from them (``Scheduler.finish_update``) and
    publish it in one step (loop).  If a pool, operation or tree changed since step 2, steps
@@ -44,6 +45,13 @@ if TYPE_CHECKING:
 
 RETRIES = 2
 """How often steps 1-4 run again when the structure changed while they ran."""
+
+WORKER_MIN_ELEMENTS = 500
+"""Pools and operations from which the engine runs in the worker thread.  Below, it takes a
+millisecond or two, and handing it to a thread costs more: on a busy machine the worker
+waits for a core and then for the GIL, which stretched a 2 ms update of 30 operations to
+100 ms of wall time, so updates came half as often.  Small trees compute on the loop, in the
+step that keeps the results."""
 
 _T = TypeVar("_T")
 
@@ -85,6 +93,9 @@ async def _begin(
     _on_loop(times, scheduler.reconcile)
     await asyncio.sleep(0)
     inputs = _on_loop(times, lambda: scheduler.snapshot_update(now))
+    size = sum(len(s.pools) + len(s.operations) for s in inputs.snapshots.values())
+    if size < WORKER_MIN_ELEMENTS:
+        return _on_loop(times, lambda: scheduler.adopt_results(inputs, compute(inputs.snapshots)))
     started = time.perf_counter()
     results = await asyncio.get_running_loop().run_in_executor(executor, compute, inputs.snapshots)
     times.worker += time.perf_counter() - started
