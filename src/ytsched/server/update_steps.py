@@ -4,8 +4,8 @@ Everything else in the service runs on one event loop, so a piece of update work
 there for 50 ms makes every heartbeat and orchid read that arrives meanwhile wait for up to
 50 ms.  YTsaurus computes fair shares on its own thread pool over a snapshot of the tree and
 publishes the result, while node shards keep scheduling with the previous one
-(``TFairShareStrategy::OnFairShareUpdateAt`` and ``TFairShareTreeSnapshot`` in
-``yt/yt/server/scheduler/strategy/``).  The service does the same, in these steps, with the
+(``DoFairShareUpdateAt`` in ``yt/yt/server/scheduler/strategy/pool_tree.cpp``, the published
+snapshot in ``strategy/pool_tree_snapshot.h``).  The service does the same, in these steps, with the
 loop free between any two of them:
 
 1. reconcile allocations of jobs the pool trees ended (loop);
