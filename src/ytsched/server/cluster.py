@@ -90,6 +90,12 @@ class ServiceConfig:
     commit_interval: float = 0.005
     """Seconds; the shortest time between two commits of the store (group commit: the
     requests of one interval share one commit and are answered after it)."""
+    store_writer_thread: bool = False
+    """Run the store's batched row writes and commits in a writer thread (SQLite only; see
+    :mod:`ytsched.store.write_behind`).  It moves them to the second core when one is free;
+    on the shared 2-core development machine, where other processes keep both cores busy, the
+    thread's GIL hand-offs cost more than the work it moves (docs/performance.md), so the
+    default runs the batch on the loop."""
     job_output_limit: int = 64 * 1024
     """Bytes of a job's stdout and stderr kept by the server (the tail)."""
     history_samples: int = defaults.HISTORY_SAMPLES
@@ -213,15 +219,20 @@ class Cluster:
             return
         loop = asyncio.get_running_loop()
         self._last_commit = loop.time()
+        # Write-behind (``ytsched.store.write_behind``): the rows of every request since the
+        # last commit run as one batch per statement, with the commit.
         in_writer = self.store.take_commit()
-        if in_writer is not None:
-            # Write-behind (``ytsched.store.write_behind``): the rows and the commit run in
-            # the writer thread while the loop serves other requests; these answer after it.
+        if in_writer is not None and self.config.store_writer_thread:
+            # ... in the writer thread while the loop serves other requests; these answer
+            # after it.
             done = loop.run_in_executor(self._writer(), in_writer)
             done.add_done_callback(lambda finished: _settle(waiter, finished))
             return
         try:
-            self.store.commit()
+            if in_writer is not None:
+                in_writer()
+            else:
+                self.store.commit()
         except Exception as error:  # every waiting request learns the commit failed
             waiter.set_exception(error)
             return

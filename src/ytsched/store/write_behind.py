@@ -1,10 +1,11 @@
-"""Write-behind: the hot row writes and their commit run in a writer thread, in batches.
+"""Write-behind: the hot row writes wait for the commit and run with it, in batches.
 
 Every heartbeat that starts or ends jobs writes a few rows (jobs, operations, nodes), and the
-service answers it only after they are committed.  Executed on the event loop, these
-statements and their commits took about a fifth of the loop's time at 2,000 heartbeats a
-second.  SQLite releases the GIL while it works, so a writer thread does that work on the
-other core, and rows of many heartbeats go into one statement.
+service answers it only after they are committed.  Executed one heartbeat at a time on the
+event loop, these statements and their commits took about a fifth of the loop's time at 2,000
+heartbeats a second.  Kept until the group commit, the rows of many heartbeats go into one
+statement; the commit function may run on the loop (the service's default) or in a writer
+thread (SQLite releases the GIL while it works, so that thread uses a free core).
 
 How it keeps the store's promises:
 
