@@ -95,9 +95,8 @@ class WriteBehindStore(Store):
 
     def _direct(self) -> None:
         """Before a statement on this thread: the writer thread is done, pending writes ran."""
-        if not self.write_behind:
-            return
-        self._wait_idle()
+        if self._in_flight:
+            self._wait_idle()
         start = self._unit_start
         if not self._pending and start is None:
             return
@@ -142,10 +141,8 @@ class WriteBehindStore(Store):
         return self._open or bool(self._pending) or self._in_flight > 0
 
     def commit(self) -> None:
-        if not self.write_behind:
-            super().commit()
-            return
-        self._wait_idle()
+        if self._in_flight:
+            self._wait_idle()
         if self._depth:
             return
         if self._pending:
