@@ -156,3 +156,21 @@ def test_the_update_in_steps_equals_the_synchronous_one(
         outcomes.append((_shares(cluster, ids), beats, cluster.last_update_time))
         cluster.close()
     assert outcomes[0] == outcomes[1]
+
+
+def test_operations_past_their_time_limit_fail_before_the_update(tmp_path: Path) -> None:
+    now = [1000.0]
+    cluster = _cluster(tmp_path, now)
+    spec = {"pool": "batch", "time_limit": 5000, "tasks": {"t": {"job_count": 1, "command": "x"}}}
+    limited = operations.start_operation(cluster, ROOT, "vanilla", spec)
+    unlimited = _start(cluster, "batch")
+    now[0] += 4.0
+    asyncio.run(cluster.tick_concurrently(pause=0.0))
+    assert cluster.record(limited).row.state == "running"
+    now[0] += 2.0
+    asyncio.run(cluster.tick_concurrently(pause=0.0))
+    row = cluster.record(limited).row
+    assert row.state == "failed"
+    assert "time_limit 5000 ms" in str(row.result)
+    assert cluster.record(unlimited).row.state == "running"
+    cluster.close()
