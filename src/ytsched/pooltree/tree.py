@@ -13,7 +13,7 @@ time it was given) is used, so nothing here reads a wall clock.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ytsched.config.base import parse_config, patched
@@ -63,6 +63,9 @@ class PoolTree:
         self.last_update_time: float | None = None
         self.usage_memo: snapshot.UsageMemo = {}
         """Operations' usages at the last update (``snapshot.to_snapshot`` reuses them)."""
+        self.tag_filter_resource_limits: Callable[[str], Vector] | None = None
+        """Set by :class:`PoolTrees`: the summed limits of this tree's online nodes matching a
+        scheduling tag filter (orchid ``scheduling_tag_filter_resource_limits``)."""
         validate_layout(self.name, self._layout(), self.config)
 
     # --- lookups and effective limits ------------------------------------------------------
