@@ -19,6 +19,7 @@ import asyncio
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -263,6 +264,8 @@ def main() -> None:
             server.wait(timeout=20)
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+        shutil.rmtree(directory, ignore_errors=True)  # the data directory and the server log
 
 
 if __name__ == "__main__":
