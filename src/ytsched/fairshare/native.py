@@ -265,7 +265,8 @@ def _lazy_attribute(name: str) -> property:
         try:
             return slot.__get__(self, Element)
         except AttributeError:
-            value = build(self._rows_f[self._row], self._rows_i[self._row])
+            rows_f, rows_i = self._rows
+            value = build(rows_f[self._row], rows_i[self._row])
             slot.__set__(self, value)
             return value
 
@@ -275,25 +276,67 @@ def _lazy_attribute(name: str) -> property:
     return property(get, set, doc=f"``{name}``, read from the native result on first access.")
 
 
+def _defaulted_attribute(name: str, default: Callable[[], Any]) -> property:
+    """An attribute no caller of a native result needs set up front (the engine's working
+    state, an operation's empty guarantee map): ``default()`` is stored on first read, so
+    building an element costs one slot write less per such attribute."""
+    slot = Element.__dict__[name]
+
+    def get(self: NativeElement) -> Any:
+        try:
+            return slot.__get__(self, Element)
+        except AttributeError:
+            value = default()
+            slot.__set__(self, value)
+            return value
+
+    def set(self: NativeElement, value: Any) -> None:
+        slot.__set__(self, value)
+
+    return property(get, set, doc=f"``{name}``, ``{default.__name__}()`` until set.")
+
+
+def _none() -> None:
+    return None
+
+
+def _true() -> bool:
+    return True
+
+
+_DEFAULTED: dict[str, Callable[[], Any]] = {
+    "sorted_children": list,
+    "fsbff": _none,
+    "mffbs": _none,
+    "fsbs": _none,
+    "child_fsbff": _none,
+    "prepared": _true,
+    "explicit_strong_guarantee": dict,
+}
+
+
 class NativeElement(Element):
     """An :class:`Element` whose computed attributes come from the native core's result arrays.
 
     Building every attribute of every element eagerly costs ~8 µs per element in CPython, more
     than the update itself; most callers read a few attributes of some elements.  The structure
     (names, specs, parent, children, FIFO order) is built eagerly; each computed attribute is
-    converted when first read and kept.  Behaves as an ``Element`` in every other respect.
+    converted when first read and kept, and the engine's working state (functions, sorted
+    children of fair-share pools) gets its default when first read.  Behaves as an ``Element``
+    in every other respect.
     """
 
-    __slots__ = ("_row", "_rows_f", "_rows_i")
+    __slots__ = ("_row", "_rows")
 
     _row: int
-    _rows_f: np.ndarray[Any, Any]
-    _rows_i: np.ndarray[Any, Any]
+    _rows: tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]
 
 
 for _name in _LAZY:
     setattr(NativeElement, _name, _lazy_attribute(_name))
-del _name
+for _name, _default in _DEFAULTED.items():
+    setattr(NativeElement, _name, _defaulted_attribute(_name, _default))
+del _name, _default
 
 
 def _elements(
@@ -304,12 +347,13 @@ def _elements(
 ) -> tuple[Element, dict[str, Element], dict[str, Element]]:
     """The element tree, linked as ``build_tree`` links it; computed attributes are lazy."""
     parents = flat.in_i[:, 0].tolist()
-    gangs = flat.in_i[:, 15].tolist()
     pool_count = len(snapshot.pools)
     new = NativeElement.__new__
-    elements: list[NativeElement] = []
+    rows = (out_f, out_i)
     gpu_only = snapshot.options.use_only_gpu_strong_guarantees
     total = snapshot.total_resource_limits
+    elements: list[NativeElement] = []
+    append = elements.append
     index = 0
     for spec in snapshot.pools:
         element = new(NativeElement)
@@ -318,7 +362,6 @@ def _elements(
         element.is_root = spec.parent is None
         element.pool = spec
         element.operation = None
-        element.parent = None
         element.children = []
         element.resource_limits = total if spec.parent is None else spec.resource_limits
         element.is_gang_like = False
@@ -326,49 +369,39 @@ def _elements(
         if gpu_only:
             explicit = {2: explicit[2]} if 2 in explicit else {}
         element.explicit_strong_guarantee = explicit
-        element.sorted_children = []
-        element.fsbff = element.mffbs = element.fsbs = None
-        element.child_fsbff = None
-        element.prepared = True
         element._row = index
-        element._rows_f = out_f
-        element._rows_i = out_i
-        elements.append(element)
+        element._rows = rows
+        append(element)
         index += 1
-    for op in snapshot.operations:
+    gangs = flat.in_i[pool_count:, 15].tolist()
+    for op, gang in zip(snapshot.operations, gangs, strict=True):
         element = new(NativeElement)
         element.name = op.name
         element.is_operation = True
         element.is_root = False
         element.pool = None
         element.operation = op
-        element.parent = None
         element.children = []
         element.resource_limits = op.resource_limits
-        element.is_gang_like = bool(gangs[index])
-        element.explicit_strong_guarantee = {}
-        element.sorted_children = []
-        element.fsbff = element.mffbs = element.fsbs = None
-        element.child_fsbff = None
-        element.prepared = True
+        element.is_gang_like = gang != 0
         element._row = index
-        element._rows_f = out_f
-        element._rows_i = out_i
-        elements.append(element)
+        element._rows = rows
+        append(element)
         index += 1
-    for position, element in enumerate(elements):
-        parent = parents[position]
+    for element, parent in zip(elements, parents, strict=True):
         if parent >= 0:
             owner = elements[parent]
             element.parent = owner
             owner.children.append(element)
+        else:
+            element.parent = None
     effective = out_i[:, 2]
     order = np.where(effective >= 0, effective, out_i[:, 1]).tolist()
     for element in elements[:pool_count]:
-        assert element.pool is not None
-        if element.children and element.pool.mode.value == "fifo":
+        if element.children and element.mode.value == "fifo":
             element.sorted_children = sorted(
-                element.children, key=lambda child: order[cast(NativeElement, child)._row]
+                element.children,
+                key=lambda child: order[child._row],  # type: ignore[attr-defined]
             )
     root = elements[flat.root_index]
     pools: dict[str, Element] = dict(zip(flat.pool_names, elements[:pool_count], strict=True))
@@ -414,7 +447,7 @@ class ShareKeys:
         """The result arrays ``element`` reads from, or ``None`` for a Python-engine element."""
         if type(element) is not NativeElement:
             return None
-        return element._rows_f, element._rows_i
+        return element._rows
 
     @staticmethod
     def row(element: Element) -> int:
@@ -424,5 +457,5 @@ class ShareKeys:
     def fifo_index(element: Element) -> int | None:
         """``element.fifo_index`` without storing it in the element."""
         native = cast(NativeElement, element)
-        value = int(native._rows_i[native._row, 1])
+        value = int(native._rows[1][native._row, 1])
         return None if value < 0 else value
