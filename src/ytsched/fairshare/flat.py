@@ -17,7 +17,9 @@ constants below restate it.
 from __future__ import annotations
 
 import math
+import struct
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -72,6 +74,7 @@ IN_I = 16
 _POOL_FLOATS = 23
 _POOL_INTS = 13
 _OPERATION_FLOATS = 18
+_RESOURCE_INDEXES = frozenset(range(len(RESOURCE_NAMES)))
 
 _INTEGRAL_CODES = {
     IntegralGuaranteeType.NONE: 0,
@@ -288,6 +291,17 @@ def _pool_structure(pools: list[PoolSpec]) -> _PoolStructure:
     return structure
 
 
+def _packed(values: list[Any], code: str, dtype: type[Any]) -> npt.NDArray[Any]:
+    """``values`` as a 1-d array: ``struct.pack`` writes the C values in one pass (about twice
+    as fast as ``numpy.fromiter``, which goes through the iterator protocol per item) and
+    ``numpy.frombuffer`` wraps the bytes without copying."""
+    try:
+        packed = struct.pack(f"={len(values)}{code}", *values)
+    except struct.error as error:
+        raise TypeError(f"flat input: {error}") from error
+    return np.frombuffer(packed, dtype=dtype)
+
+
 def _check_operations(operations: list[OperationSpec], index: dict[str, int]) -> None:
     """The per-row structural checks of the operations, in row order (the reference's order).
 
@@ -320,9 +334,7 @@ def _fill_operations(rows: npt.NDArray[np.float64], operations: list[OperationSp
     count = len(operations)
     if len(values) != count * _OPERATION_FLOATS:
         raise ValueError("an operation's resource vector does not have five components")
-    block = np.fromiter(values, dtype=np.float64, count=len(values)).reshape(
-        count, _OPERATION_FLOATS
-    )
+    block = _packed(values, "d", np.float64).reshape(count, _OPERATION_FLOATS)
     rows[:, IN_WEIGHT : IN_LIMITS + 5] = block[:, :16]
     rows[:, IN_START_TIME : IN_PENDING + 1] = block[:, 16:]
 
@@ -375,6 +387,8 @@ def _fill_pools(
             for resource, value in spec.strong_guarantee_resources.items():
                 if gpu_only and resource != GPU_INDEX:
                     continue
+                if resource not in _RESOURCE_INDEXES:
+                    raise _bad(f"pool {spec.name!r}: unknown resource index {resource!r}")
                 mask |= 1 << resource
                 guarantee_rows.append(position)
                 guarantee_columns.append(IN_EXPLICIT_SG + resource)
@@ -412,7 +426,7 @@ def _fill_pools(
         )
     if len(floats) != count * _POOL_FLOATS or len(ints) != count * _POOL_INTS:
         raise ValueError("a pool's resource vector does not have five components")
-    block = np.fromiter(floats, dtype=np.float64, count=len(floats)).reshape(count, _POOL_FLOATS)
+    block = _packed(floats, "d", np.float64).reshape(count, _POOL_FLOATS)
     rows = in_f[:count]
     rows[:, IN_WEIGHT] = block[:, 0]
     rows[:, IN_LIMITS : IN_LIMITS + 5] = block[:, 1:6]
@@ -420,7 +434,7 @@ def _fill_pools(
     rows[:, IN_VOLUME : IN_LAST_RATIO + 1] = block[:, 17:23]
     if guarantee_rows:
         in_f[guarantee_rows, guarantee_columns] = guarantee_values
-    flags = np.fromiter(ints, dtype=np.int32, count=len(ints)).reshape(count, _POOL_INTS)
+    flags = _packed(ints, "i", np.int32).reshape(count, _POOL_INTS)
     in_i[:count, II_FIFO] = flags[:, 0]
     in_i[:count, II_WEIGHT_EXPLICIT : II_STEP_ENABLED + 1] = flags[:, 1:]
     in_i[:count, II_SG_MASK] = masks

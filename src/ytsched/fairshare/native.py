@@ -27,8 +27,8 @@ from ytsched.fairshare import hugepages
 from ytsched.fairshare.elements import Element, IntegralState
 from ytsched.fairshare.flat import FlatTree, build_flat
 from ytsched.fairshare.functions import without_cyclic_gc
-from ytsched.fairshare.model import DetailedShare, TreeSnapshot, UpdateError
-from ytsched.resources import RESOURCE_NAMES, amounts_to_map
+from ytsched.fairshare.model import DetailedShare, SchedulingMode, TreeSnapshot, UpdateError
+from ytsched.resources import GPU_INDEX, RESOURCE_NAMES, amounts_to_map
 
 if TYPE_CHECKING:
     from ytsched.fairshare.update import UpdateResult
@@ -265,7 +265,7 @@ def _lazy_attribute(name: str) -> property:
         try:
             return slot.__get__(self, Element)
         except AttributeError:
-            rows_f, rows_i = self._rows
+            rows_f, rows_i, _ = self._rows
             value = build(rows_f[self._row], rows_i[self._row])
             slot.__set__(self, value)
             return value
@@ -276,9 +276,9 @@ def _lazy_attribute(name: str) -> property:
     return property(get, set, doc=f"``{name}``, read from the native result on first access.")
 
 
-def _defaulted_attribute(name: str, default: Callable[[], Any]) -> property:
+def _defaulted_attribute(name: str, default: Callable[[NativeElement], Any]) -> property:
     """An attribute no caller of a native result needs set up front (the engine's working
-    state, an operation's empty guarantee map): ``default()`` is stored on first read, so
+    state, the explicit guarantee map): ``default(element)`` is stored on first read, so
     building an element costs one slot write less per such attribute."""
     slot = Element.__dict__[name]
 
@@ -286,32 +286,48 @@ def _defaulted_attribute(name: str, default: Callable[[], Any]) -> property:
         try:
             return slot.__get__(self, Element)
         except AttributeError:
-            value = default()
+            value = default(self)
             slot.__set__(self, value)
             return value
 
     def set(self: NativeElement, value: Any) -> None:
         slot.__set__(self, value)
 
-    return property(get, set, doc=f"``{name}``, ``{default.__name__}()`` until set.")
+    return property(get, set, doc=f"``{name}``, ``{default.__name__}`` until set.")
 
 
-def _none() -> None:
+def _none(element: NativeElement) -> None:
     return None
 
 
-def _true() -> bool:
+def _true(element: NativeElement) -> bool:
     return True
 
 
-_DEFAULTED: dict[str, Callable[[], Any]] = {
-    "sorted_children": list,
+def _empty_list(element: NativeElement) -> list[Element]:
+    return []
+
+
+def _explicit_guarantee(element: NativeElement) -> dict[int, float]:
+    """The pool's configured strong guarantees as ``build_tree`` keeps them (only the GPU one
+    under ``use_only_gpu_strong_guarantees``); none for an operation."""
+    spec = element.pool
+    if spec is None:
+        return {}
+    explicit = dict(spec.strong_guarantee_resources)
+    if element._rows[2]:
+        explicit = {GPU_INDEX: explicit[GPU_INDEX]} if GPU_INDEX in explicit else {}
+    return explicit
+
+
+_DEFAULTED: dict[str, Callable[[NativeElement], Any]] = {
+    "sorted_children": _empty_list,
     "fsbff": _none,
     "mffbs": _none,
     "fsbs": _none,
     "child_fsbff": _none,
     "prepared": _true,
-    "explicit_strong_guarantee": dict,
+    "explicit_strong_guarantee": _explicit_guarantee,
 }
 
 
@@ -329,7 +345,9 @@ class NativeElement(Element):
     __slots__ = ("_row", "_rows")
 
     _row: int
-    _rows: tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]
+    _rows: tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], bool]
+    """The result arrays, and whether only GPU strong guarantees count (shared by all the
+    elements of one result)."""
 
 
 for _name in _LAZY:
@@ -349,11 +367,12 @@ def _elements(
     parents = flat.in_i[:, 0].tolist()
     pool_count = len(snapshot.pools)
     new = NativeElement.__new__
-    rows = (out_f, out_i)
-    gpu_only = snapshot.options.use_only_gpu_strong_guarantees
+    rows = (out_f, out_i, snapshot.options.use_only_gpu_strong_guarantees)
     total = snapshot.total_resource_limits
     elements: list[NativeElement] = []
     append = elements.append
+    fifo_pools: list[NativeElement] = []
+    fifo = SchedulingMode.FIFO
     index = 0
     for spec in snapshot.pools:
         element = new(NativeElement)
@@ -365,13 +384,11 @@ def _elements(
         element.children = []
         element.resource_limits = total if spec.parent is None else spec.resource_limits
         element.is_gang_like = False
-        explicit = dict(spec.strong_guarantee_resources)
-        if gpu_only:
-            explicit = {2: explicit[2]} if 2 in explicit else {}
-        element.explicit_strong_guarantee = explicit
         element._row = index
         element._rows = rows
         append(element)
+        if spec.mode is fifo:
+            fifo_pools.append(element)
         index += 1
     gangs = flat.in_i[pool_count:, 15].tolist()
     for op, gang in zip(snapshot.operations, gangs, strict=True):
@@ -397,8 +414,8 @@ def _elements(
             element.parent = None
     effective = out_i[:, 2]
     order = np.where(effective >= 0, effective, out_i[:, 1]).tolist()
-    for element in elements[:pool_count]:
-        if element.children and element.mode.value == "fifo":
+    for element in fifo_pools:
+        if element.children:
             element.sorted_children = sorted(
                 element.children,
                 key=lambda child: order[child._row],  # type: ignore[attr-defined]
@@ -447,7 +464,7 @@ class ShareKeys:
         """The result arrays ``element`` reads from, or ``None`` for a Python-engine element."""
         if type(element) is not NativeElement:
             return None
-        return element._rows
+        return element._rows[0], element._rows[1]
 
     @staticmethod
     def row(element: Element) -> int:
