@@ -322,15 +322,17 @@ def _fill_operations(rows: npt.NDArray[np.float64], operations: list[OperationSp
     and pending job count follow in the flat list (stride ``_OPERATION_FLOATS``).
     """
     values: list[float] = []
-    add = values.extend
+    append = values.append
     inf = math.inf
     for op in operations:
-        add((op.weight,))
-        add(op.resource_demand)
-        add(op.resource_usage)
-        add(op.resource_limits)
+        # ``+=`` on a list is one bytecode; ``extend`` a method call per vector.
+        append(op.weight)
+        values += op.resource_demand
+        values += op.resource_usage
+        values += op.resource_limits
         start = op.start_time
-        add((inf if start is None else start, op.pending_job_count))
+        append(inf if start is None else start)
+        append(op.pending_job_count)
     count = len(operations)
     if len(values) != count * _OPERATION_FLOATS:
         raise ValueError("an operation's resource vector does not have five components")
@@ -359,8 +361,7 @@ def _fill_pools(
     gpu_only = snapshot.options.use_only_gpu_strong_guarantees
     floats: list[float] = []
     ints: list[int] = []
-    add_floats = floats.extend
-    add_ints = ints.extend
+    add_float = floats.append
     fifo_codes = _FIFO_CODES
     fifo_cache: dict[tuple[FifoSortParameter, ...], tuple[int, ...]] = {}
     integral_codes = _INTEGRAL_CODES
@@ -368,7 +369,6 @@ def _fill_pools(
     guarantee_rows: list[int] = []
     guarantee_columns: list[int] = []
     guarantee_values: list[float] = []
-    masks: list[int] = []
     for position, spec in enumerate(pools):
         weight = spec.weight
         ig = spec.integral_guarantees
@@ -393,36 +393,30 @@ def _fill_pools(
                 guarantee_rows.append(position)
                 guarantee_columns.append(IN_EXPLICIT_SG + resource)
                 guarantee_values.append(value)
-        masks.append(mask)
         # Stride _POOL_FLOATS: weight, limits (5), flow (5), burst (5), relaxed multiplier,
-        # volume (5), last ratio; see the slice assignments below.
-        add_floats((1.0 if weight is None else weight,))
-        add_floats(total if spec.parent is None else spec.resource_limits)
-        add_floats(ig.resource_flow)
-        add_floats(ig.burst_guarantee_resources)
-        add_floats((0.0 if relaxed is None else relaxed,))
-        add_floats(spec.accumulated_resource_volume)
-        add_floats((spec.last_integral_share_ratio,))
+        # volume (5), last ratio; see the slice assignments below.  (``+=`` on a list is one
+        # bytecode; ``extend`` a method call per vector.)
+        add_float(1.0 if weight is None else weight)
+        floats += total if spec.parent is None else spec.resource_limits
+        floats += ig.resource_flow
+        floats += ig.burst_guarantee_resources
+        add_float(0.0 if relaxed is None else relaxed)
+        floats += spec.accumulated_resource_volume
+        add_float(spec.last_integral_share_ratio)
         # Stride _POOL_INTS: fifo mode, then ``InI`` columns from II_WEIGHT_EXPLICIT to
-        # II_STEP_ENABLED with the mask (column II_SG_MASK) left zero here.
-        add_ints(
-            (
-                spec.mode is fifo,
-                weight is not None,
-                0,
-                integral_codes[ig.guarantee_type],
-                relaxed is not None,
-                ig.can_accept_free_volume,
-                -1 if distribute is None else distribute,
-            )
-        )
-        add_ints(codes)
-        add_ints(
-            (
-                spec.compute_promised_guarantee_fair_share,
-                spec.enable_fifo_children_reordering_for_guarantee_utilization,
-                spec.enable_step_function_for_gang_operations,
-            )
+        # II_STEP_ENABLED.
+        ints += (
+            spec.mode is fifo,
+            weight is not None,
+            mask,
+            integral_codes[ig.guarantee_type],
+            relaxed is not None,
+            ig.can_accept_free_volume,
+            -1 if distribute is None else distribute,
+            *codes,
+            spec.compute_promised_guarantee_fair_share,
+            spec.enable_fifo_children_reordering_for_guarantee_utilization,
+            spec.enable_step_function_for_gang_operations,
         )
     if len(floats) != count * _POOL_FLOATS or len(ints) != count * _POOL_INTS:
         raise ValueError("a pool's resource vector does not have five components")
@@ -437,7 +431,6 @@ def _fill_pools(
     flags = _packed(ints, "i", np.int32).reshape(count, _POOL_INTS)
     in_i[:count, II_FIFO] = flags[:, 0]
     in_i[:count, II_WEIGHT_EXPLICIT : II_STEP_ENABLED + 1] = flags[:, 1:]
-    in_i[:count, II_SG_MASK] = masks
 
 
 def _check_values(in_f: npt.NDArray[np.float64], names: list[str]) -> None:
