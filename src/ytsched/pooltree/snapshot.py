@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from itertools import islice
-from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from ytsched.config.pool import PoolConfig
@@ -105,11 +104,9 @@ def pool_spec(pool: Pool) -> PoolSpec:
     )
 
 
-_RELEASED = attrgetter("usage_released")
-
 UsageMemo = dict[str, tuple[Operation, int, int, int, Vector]]
-"""Per operation: the operation, its running-job count, ended-job count and count of running
-jobs with released usage, and its usage in the tree then (see :func:`_memoized_usage`)."""
+"""Per operation: the operation, its running-job count, ended-job count and
+``usage_releases`` count, and its usage in the tree then (see :func:`_memoized_usage`)."""
 
 
 def _memoized_usage(
@@ -123,33 +120,35 @@ def _memoized_usage(
     (``completed_count``, ``failed_count`` or ``aborted_count``, never decreased): with the
     same running count and the same ended count, no job started or ended, so the same jobs
     are there in the same order.  A job's ``resources`` and ``tree`` are set when it starts;
-    ``usage_released`` only ever turns true (on preemption), so among the same jobs the same
-    count of released ones means the same ones.  The sum is then the same, bit for bit.
-    ``ended`` is that ended count (the caller sums it with other per-task figures).
+    ``usage_released`` only ever turns true, through ``Operation.release_job_usage``, which
+    counts it in ``usage_releases``: with the same count, no flag changed.  The sum is then
+    the same, bit for bit, and no job needs a visit.  ``ended`` is that ended count (the
+    caller sums it with other per-task figures).
 
-    With the same ended count but ``k`` more running jobs, only starts happened: the first
-    jobs are the same ones in the same order and the ``k`` last ones are new.  If the new
-    ones account for all the extra released jobs, the old ones' flags are as they were, and
-    the sum over all is the memoized sum continued over the new jobs (a left fold).
+    With the same ended and release counts but ``k`` more running jobs, only starts
+    happened: the first jobs are the same ones in the same order with the same flags, and
+    the ``k`` last ones are new, so the sum over all is the memoized sum continued over the
+    new jobs (a left fold).  Anything else sums from scratch.
     """
     running = operation.running_jobs
     count = len(running)
-    released = sum(map(_RELEASED, running.values()))
+    releases = operation.usage_releases
     known = memo.get(operation.id)
-    if known is None or known[0] is not operation or known[2] != ended:
+    if (
+        known is None
+        or known[0] is not operation
+        or known[2] != ended
+        or known[3] != releases
+        or known[1] > count
+    ):
         usage = _resource_usage(operation, tree)
-    elif known[1] == count and known[3] == released:
+    elif known[1] == count:
         usage = known[4]
-    elif known[1] < count:
+    else:
         started = list(islice(reversed(running.values()), count - known[1]))
         started.reverse()
-        if known[3] == released - sum(map(_RELEASED, started)):
-            usage = _fold_usage(known[4], started, tree)
-        else:
-            usage = _resource_usage(operation, tree)
-    else:
-        usage = _resource_usage(operation, tree)
-    fresh[operation.id] = (operation, count, ended, released, usage)
+        usage = _fold_usage(known[4], started, tree)
+    fresh[operation.id] = (operation, count, ended, releases, usage)
     return usage
 
 

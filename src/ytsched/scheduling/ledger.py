@@ -74,6 +74,7 @@ class Ledger:
             preemptible_progress_start_time=now,
         )
         node.allocations[job.id] = allocation
+        node.watch(allocation)
         node.usage = vadd(node.usage, resources)
         node.started_allocation_count += 1
         op.record.allocations.append(allocation)
@@ -112,6 +113,7 @@ class Ledger:
             preemptible_progress_start_time=job.start_time,
         )
         node.allocations[job.id] = allocation
+        node.watch(allocation)
         node.usage = vadd(node.usage, allocation.usage)
         self.record(job.tree, operation_id).allocations.append(allocation)
         return allocation
@@ -119,7 +121,11 @@ class Ledger:
     def release_usage(self, allocation: Allocation) -> None:
         """Stop counting the allocation's usage (it was preempted and is finishing)."""
         usage = allocation.usage
-        allocation.job.usage_released = True
+        operation = self.trees.operations.get(allocation.operation_id)
+        if operation is not None:
+            operation.release_job_usage(allocation.job)
+        else:
+            allocation.job.usage_released = True
         if usage == ZERO:
             return
         delta = _negated(usage)
@@ -138,7 +144,9 @@ class Ledger:
         """The allocation ended (its job already ended in the pool tree)."""
         node = self.nodes.get(allocation.node)
         if node is not None:
-            node.allocations.pop(allocation.id, None)
+            popped = node.allocations.pop(allocation.id, None)
+            if popped is not None:
+                node.unwatch(popped)
             node.interrupted.pop(allocation.id, None)
         usage = allocation.usage
         record = self.records.get(allocation.tree, {}).get(allocation.operation_id)

@@ -30,7 +30,7 @@ from ytsched.config.resources import ResourceAmounts
 from ytsched.config.strategy import StrategyConfig
 from ytsched.errors import YtschedError
 from ytsched.fairshare.update import UpdateResult
-from ytsched.pooltree.operations import JobState, Operation
+from ytsched.pooltree.operations import JobState
 from ytsched.pooltree.trees import PoolTrees
 from ytsched.resources import RESOURCE_NAMES, Vector
 from ytsched.scheduling import orchid
@@ -49,7 +49,6 @@ from ytsched.scheduling.nodes import Allocation, NodeState
 from ytsched.scheduling.placement import DeactivationReason, run_regular_stage
 from ytsched.scheduling.post_update import build_tree_state
 from ytsched.scheduling.preemptible import (
-    PreemptibleList,
     PreemptionStatus,
     preemption_sort_key,
 )
@@ -71,12 +70,11 @@ class Scheduler:
 
     incremental_update = True
     """Let updates reuse what provably did not change since the last one (exact; see
-    :func:`build_tree_state` and :class:`_EndedJobsWatch`); ``False`` for tests to compare."""
+    :func:`build_tree_state` and :meth:`_reconcile_all`); ``False`` for tests to compare."""
 
     def __init__(self, trees: PoolTrees) -> None:
         self.trees = trees
         self.ledger = Ledger(trees)
-        self._ended_jobs = _EndedJobsWatch()
         self.last_update_time: float | None = None
         self.clock = 0.0
         """The latest time any call gave (``explain_operation`` measures waiting against it)."""
@@ -171,10 +169,12 @@ class Scheduler:
         node moved or removed); their nodes are told to abort them at the next heartbeat.
 
         Such allocations are rare (heartbeats drop the allocations of the jobs they end at
-        once): :class:`_EndedJobsWatch` proves most updates have none without visiting every
-        node's allocations; when it cannot, every node is scanned as before, in order.
+        once): each node counts its allocations' ended jobs (``NodeState.ended_watch``), so
+        most updates see at once that there are none; otherwise every node is scanned as
+        before, in order.
         """
-        if self.incremental_update and self._ended_jobs.all_running(self.trees, self.ledger):
+        nodes = self.ledger.nodes.values()
+        if self.incremental_update and not any(node.ended_watch.ended for node in nodes):
             return
         for node in self.ledger.nodes.values():
             for allocation in list(node.allocations.values()):
@@ -358,12 +358,9 @@ class Scheduler:
         pool_node = self.trees.nodes.get(address)
         if node is None or pool_node is None:
             return True  # the heartbeat would register it
-        if node.pending_aborts or node.interrupted:
+        if node.pending_aborts or node.interrupted or node.any_job_ended:
+            # An allocation's job ended elsewhere (its operation finished): abort it on the node.
             return True
-        running = JobState.RUNNING
-        for allocation in node.allocations.values():
-            if allocation.job.state is not running:
-                return True  # ended elsewhere (its operation finished): abort it on the node
         tree = pool_node.tree
         if tree is None or pool_node.state != "online":
             return False
@@ -492,10 +489,7 @@ class Scheduler:
                 if job_id not in allocations:
                     break
             else:
-                for allocation in allocations.values():
-                    if allocation.job.state is not JobState.RUNNING:
-                        break
-                else:
+                if not node.any_job_ended:
                     return  # every allocation runs and is reported: nothing to do
         reported = set(running)
         for allocation in list(node.allocations.values()):
@@ -609,75 +603,6 @@ class Scheduler:
                 record = self.ledger.records.get(allocation.tree, {}).get(allocation.operation_id)
                 return record.allocations.status(allocation) if record is not None else None
         return None
-
-
-class _EndedJobsWatch:
-    """Tells cheaply whether some allocation's job ended outside the scheduler's sight.
-
-    Allocations whose jobs end in a heartbeat are removed at once; only jobs ended elsewhere
-    (an operation aborted, a node moved) leave allocations behind.  Per (tree, operation)
-    record this compares two counters since the record was last *verified* (every allocation
-    in it found with a running job):
-
-    * the operation's *ended count*, the sum of its tasks' ``completed_count``,
-      ``failed_count`` and ``aborted_count``: a job leaves ``running`` only in
-      ``Operation._end_job``, which adds one to exactly one of them;
-    * the record's :attr:`~ytsched.scheduling.preemptible.PreemptibleList.ended_removals`:
-      removals of allocations whose job was no longer running.
-
-    If both grew by the same amount, no allocation of the record has an ended job: every
-    allocation was running when verified or when added later (the
-    :class:`~ytsched.scheduling.ledger.Ledger` adds allocations only for running jobs, one per
-    job), so an ended job of an allocation there ended since; the removals counted are of
-    distinct jobs that all ended since, as many as the jobs that ended since, hence all of
-    them, and each job had only that one allocation.  A record whose counters disagree (or
-    that is new, or whose operation object changed) is verified by visiting its allocations.
-    """
-
-    __slots__ = ("_verified",)
-
-    def __init__(self) -> None:
-        self._verified: dict[str, dict[str, tuple[Operation, PreemptibleList, int]]] = {}
-        """Per tree, per operation whose record has allocations: the operation, the record's
-        list and ``ended count - ended removals`` when the record was last verified."""
-
-    def all_running(self, trees: PoolTrees, ledger: Ledger) -> bool:
-        """Is every allocation's job running?  Exact; ``False`` makes the caller scan every
-        node (which removes allocations: what was verified is forgotten)."""
-        operations = trees.operations
-        verified: dict[str, dict[str, tuple[Operation, PreemptibleList, int]]] = {}
-        for tree, records in ledger.records.items():
-            previous = self._verified.get(tree, {})
-            now_verified: dict[str, tuple[Operation, PreemptibleList, int]] = {}
-            verified[tree] = now_verified
-            for operation_id, record in records.items():
-                allocations = record.allocations
-                operation = operations.get(operation_id)
-                if operation is None:
-                    if not _jobs_running(allocations):
-                        self._verified = {}
-                        return False
-                    continue
-                balance = -allocations.ended_removals
-                for task in operation.tasks.values():
-                    balance += task.completed_count + task.failed_count + task.aborted_count
-                known = previous.get(operation_id)
-                if (
-                    known is None
-                    or known[2] != balance
-                    or known[0] is not operation
-                    or known[1] is not allocations
-                ) and not _jobs_running(allocations):
-                    self._verified = {}
-                    return False
-                now_verified[operation_id] = (operation, allocations, balance)
-        self._verified = verified
-        return True
-
-
-def _jobs_running(allocations: PreemptibleList) -> bool:
-    running = JobState.RUNNING
-    return all(allocation.job.state is running for allocation in allocations)
 
 
 @dataclass(slots=True)
