@@ -50,7 +50,13 @@ from ytsched.scheduling.state import (
 )
 
 
-def _view(element: Element, total: Vector) -> ShareView:
+def _view(element: Element, total: Vector, keys: ShareKeys | None = None) -> ShareView:
+    """The element's share view; with ``keys`` (a native result) the shares come from its
+    packed row (the very doubles the lazy attributes would convert, see :class:`ShareKeys`)."""
+    if keys is not None:
+        row = ShareKeys.row(element)
+        values = _UNPACK_FAIR_DEMAND_USAGE(keys.blob, row * _SHARES_SIZE)
+        return ShareView.create(values[0:5], values[5:10], values[10:15], total)
     return ShareView.create(
         element.fair_share.total, element.demand_share, element.usage_share, total
     )
@@ -86,12 +92,12 @@ class _FilterCache:
         return found
 
 
-def _root(result: UpdateResult, config: TreeConfig) -> ElementState:
+def _root(result: UpdateResult, config: TreeConfig, keys: ShareKeys | None) -> ElementState:
     return ElementState(
         name=result.root.name,
         is_operation=False,
         parent=None,
-        view=_view(result.root, result.total_resource_limits),
+        view=_view(result.root, result.total_resource_limits, keys),
         usage=ZERO,
         tolerance=config.fair_share_starvation_tolerance,
         timeout=config.fair_share_starvation_timeout / MS,
@@ -108,6 +114,7 @@ def _pool_element(
     total: Vector,
     starvation: StarvationState | None,
     filters: _FilterCache,
+    keys: ShareKeys | None,
 ) -> ElementState:
     """A pool: its own starvation and preemption settings, else its parent's."""
     own = pool.effective
@@ -115,7 +122,7 @@ def _pool_element(
         name=pool.name,
         is_operation=False,
         parent=parent,
-        view=_view(computed, total),
+        view=_view(computed, total, keys),
         usage=ZERO,
         specified_limits=_limits(own.resource_limits),
         tolerance=(
@@ -156,6 +163,9 @@ _PACK_FLOATS = struct.Struct("27d").pack
 _UNPACK_SHARES = struct.Struct("25d").unpack
 _PACK_TAIL = struct.Struct("2d").pack
 """The last two of :data:`_PACK_FLOATS`, when the shares come from :class:`ShareKeys`."""
+
+_UNPACK_FAIR_DEMAND_USAGE = struct.Struct("15d").unpack_from
+"""The fair, demand and usage shares at the start of an element's packed shares."""
 
 _SHARES_SIZE = 25 * 8
 """The first 25 packed floats are the template's shares, the last two the settings'."""
@@ -480,10 +490,9 @@ def _reset(
 
 
 def _share_keys(result: UpdateResult, total: Vector) -> ShareKeys | None:
-    """The operations' template keys in one pass when ``result`` comes from the native core
+    """Every element's packed shares in one pass when ``result`` comes from the native core
     (all its elements read one pair of result arrays), else ``None``."""
-    first = next(iter(result.operations.values()), None)
-    rows = None if first is None else ShareKeys.rows_of(first)
+    rows = ShareKeys.rows_of(result.root)
     return None if rows is None else ShareKeys(rows[0], rows[1], total)
 
 
@@ -520,7 +529,8 @@ def build_tree_state(
     config = tree.config
     total = result.total_resource_limits
     filters = _FilterCache()
-    root = _root(result, config)
+    keys = _share_keys(result, total) if incremental else None
+    root = _root(result, config, keys)
     elements: dict[str, ElementState] = {root.name: root}
     pools: list[tuple[Pool, ElementState]] = []
     limited: dict[str, list[ElementState]] = {root.name: []}
@@ -530,7 +540,9 @@ def build_tree_state(
         if pool.is_root or pool.parent is None or computed is None:
             continue
         parent = elements[pool.parent.name]
-        element = _pool_element(pool, parent, computed, total, starvation.get(pool.name), filters)
+        element = _pool_element(
+            pool, parent, computed, total, starvation.get(pool.name), filters, keys
+        )
         elements[pool.name] = element
         pools.append((pool, element))
         inherited = limited[parent.name]
@@ -540,7 +552,6 @@ def build_tree_state(
 
     operations: dict[str, ScheduledOperation] = {}
     by_pool: dict[str, list[ScheduledOperation]] = {}
-    keys = _share_keys(result, total) if incremental else None
     for entry in tree.operations.values():
         op_id = entry.operation.id
         computed = result.operations.get(op_id)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import gc
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -383,38 +383,43 @@ class Scheduler:
             strategy.max_started_allocations_per_heartbeat,
         )
 
-    def account_idle_heartbeats(self, address: str, times: Iterable[float]) -> int:
-        """Apply what idle heartbeats of the node at ``times`` (ascending, all while
-        :meth:`heartbeat_would_act` said ``False``) would have changed, without running
-        them: the last heartbeat time, the preemptive-scheduling timestamp each due pass sets,
-        the cleared overcommit mark, the clock.  Returns how many there were.
+    def account_idle_heartbeats(
+        self, address: str, phase: float, first: int, stop: int, period: float
+    ) -> int:
+        """Apply what idle heartbeats of the node at ``phase + k * period`` for ``k`` in
+        ``range(first, stop)`` (all while :meth:`heartbeat_would_act` said ``False``; the
+        simulator's heartbeat times, see ``ytsched.simulator.ring``) would have changed,
+        without running them: the last heartbeat time, the preemptive-scheduling timestamp
+        each due pass sets, the cleared overcommit mark, the clock.  Returns how many there
+        were.
 
         Exactly what :meth:`process_heartbeat` does for such a heartbeat through
-        :meth:`_stages_idle` (or nothing, for a node outside any tree's scheduling state).
+        :meth:`_stages_idle` (or nothing, for a node outside any tree's scheduling state):
+        each tick's pass is due when ``time > last + backoff``, in order.  When the period
+        exceeds the backoff by more than the rounding of those sums can eat
+        (:func:`_always_due`), every tick after a due one is due too, so the walk stops at
+        the first due tick and the timestamp is the last tick's time: the value the walk
+        would reach, computed by the same expression.
         """
         node = self.ledger.nodes.get(address)
-        if node is None:
+        if node is None or stop <= first:
             return 0
         pool_node = self.trees.nodes.get(address)
         state = None
         if pool_node is not None and pool_node.tree is not None and pool_node.state == "online":
             state = self.ledger.tree_states.get(pool_node.tree)
-        count = 0
-        latest = 0.0
-        if state is None:
-            for time in times:
-                count += 1
-                latest = time
-        else:
-            backoff = state.config.preemptive_scheduling_backoff / MS
-            last = node.last_preemptive_scheduling_time
-            for latest in times:
-                count += 1
-                if last is None or latest > last + backoff:
-                    last = latest
-            node.last_preemptive_scheduling_time = last
-            if count:
-                node.resources_overcommit_since = None
+        count = stop - first
+        latest = phase + (stop - 1) * period
+        if state is not None:
+            node.last_preemptive_scheduling_time = last_pass_time(
+                node.last_preemptive_scheduling_time,
+                state.config.preemptive_scheduling_backoff / MS,
+                phase,
+                first,
+                stop,
+                period,
+            )
+            node.resources_overcommit_since = None
         if count:
             node.last_heartbeat_time = latest
             self.clock = max(self.clock, latest)
@@ -639,6 +644,38 @@ def collector_paused() -> Iterator[None]:
 
 
 _MIN_NEEDED = DeactivationReason.MIN_NEEDED_RESOURCES_UNSATISFIED.value
+
+
+def last_pass_time(
+    last: float | None, backoff: float, phase: float, first: int, stop: int, period: float
+) -> float | None:
+    """The preemptive-scheduling timestamp after idle heartbeats at ``phase + k * period``
+    for ``k`` in ``range(first, stop)``, from ``last``: each heartbeat whose time is after
+    ``last + backoff`` sets it (see :meth:`Scheduler.account_idle_heartbeats`)."""
+    latest = phase + (stop - 1) * period
+    always = phase >= 0.0 and first >= 0 and _always_due(period, backoff, latest)
+    for k in range(first, stop):
+        time = phase + k * period
+        if last is None or time > last + backoff:
+            last = time
+            if always:
+                return latest
+    return last
+
+
+def _always_due(period: float, backoff: float, latest: float) -> bool:
+    """Is ``t_(k+1) > t_k + backoff`` for any two consecutive ticks ``t_k = phase + k *
+    period`` up to ``latest``, whatever the rounding (for ``phase >= 0`` and ``k >= 0``)?
+
+    Then ``0 <= k * period <= t_k <= latest``: each tick is within an ulp of ``latest`` of
+    the exact ``phase + k * period`` (half for the product, half for the sum), and
+    ``t_k + backoff`` rounds by half an ulp of ``latest + backoff`` more, so the comparison
+    is off by less than three ulps of ``latest + backoff``.  Eight ulps of margin (of twice
+    that, for sums that round up past it) leave it no room to go the other way.
+    """
+    if not (math.isfinite(period) and math.isfinite(backoff) and math.isfinite(latest)):
+        return False
+    return period - backoff > 8.0 * math.ulp(2.0 * (abs(latest) + abs(backoff)))
 
 
 def _fits(usage: Vector, limits: Vector) -> bool:

@@ -53,7 +53,7 @@ from ytsched.simulator.results import (
     Recorder,
     SimulationResult,
 )
-from ytsched.simulator.ring import NodeRing, first_tick, tick_time, tick_times
+from ytsched.simulator.ring import NodeRing, first_tick, tick_time
 from ytsched.simulator.scenario import (
     MS,
     AbortOperation,
@@ -376,7 +376,7 @@ class Simulation:
     def _account_skipped(self, node: SimNode, stop: int) -> None:
         """Account the node's skipped (idle) heartbeats before its ``stop``-th."""
         count = self.scheduler.account_idle_heartbeats(
-            node.address, tick_times(node, stop, self.heartbeat_period)
+            node.address, node.phase, node.next_tick, stop, self.heartbeat_period
         )
         self.counters.heartbeats += count
         node.next_tick = stop
