@@ -520,10 +520,13 @@ def build_tree_state(
     (tests compare the two).
     """
     reusable: dict[str, ScheduledOperation] = {}
+    known_pool_keys: dict[str, tuple[object, ...]] = {}
     if previous is not None:
         previous.dispose()
         if incremental:
             reusable = previous.operations
+            known_pool_keys = previous.pool_keys
+    pool_keys: dict[str, tuple[object, ...]] = {}
     config = tree.config
     total = result.total_resource_limits
     filters = _FilterCache()
@@ -566,7 +569,12 @@ def build_tree_state(
         context = contexts.get(pool_name)
         if context is None:
             parent = elements[pool_name]
-            context = (parent, _pool_key(tree, parent), limited[pool_name])
+            pool_key = _pool_key(tree, parent)
+            known = known_pool_keys.get(pool_name)
+            if known == pool_key:
+                pool_key = known  # the same object: operations' keys then compare by identity
+            pool_keys[pool_name] = pool_key
+            context = (parent, pool_key, limited[pool_name])
             contexts[pool_name] = context
             by_pool[pool_name] = []
         op = _operation(
@@ -638,6 +646,7 @@ def build_tree_state(
         preemptive_selectors=preemptive_selectors,
         has_graceful_operations=any(op.graceful for op in operations.values()),
         limited_elements=[e for e in elements.values() if e.specified_limits is not None],
+        pool_keys=pool_keys,
     )
 
 
