@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from itertools import islice
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ytsched.config.pool import PoolConfig
 from ytsched.config.tree import TreeConfig
@@ -81,27 +81,51 @@ def _integral(config: PoolConfig) -> IntegralGuarantees:
     )
 
 
-def pool_spec(pool: Pool) -> PoolSpec:
+def pool_spec(
+    pool: Pool, memo: PoolSpecMemo | None = None, fresh: PoolSpecMemo | None = None
+) -> PoolSpec:
+    """The pool's engine input.  With ``memo`` (the last update's, see :data:`PoolSpecMemo`),
+    what comes from the pool's config is reused while the config object is the same (configs
+    are frozen models: a change replaces the object); ``fresh`` receives this update's."""
     if pool.is_root:
         return PoolSpec(name=pool.name, parent=None)
     config = pool.effective
+    known = memo.get(pool.name) if memo is not None else None
+    parts = _config_parts(config) if known is None or known[0] is not config else known[1]
+    if fresh is not None:
+        fresh[pool.name] = (config, parts)
     return PoolSpec(
         name=pool.name,
         parent=pool.parent_name,
-        mode=SchedulingMode(config.mode),
-        weight=config.weight,
-        strong_guarantee_resources=config.strong_guarantee_resources.specified(),
-        resource_limits=config.resource_limits.limits_vector(),
-        integral_guarantees=_integral(config),
         accumulated_resource_volume=pool.accumulated_resource_volume,
         last_integral_share_ratio=pool.last_integral_share_ratio,
-        fifo_sort_parameters=tuple(FifoSortParameter(p) for p in config.fifo_sort_parameters),
-        compute_promised_guarantee_fair_share=config.compute_promised_guarantee_fair_share,
-        enable_fifo_children_reordering_for_guarantee_utilization=(
+        **parts,
+    )
+
+
+def _config_parts(config: PoolConfig) -> dict[str, Any]:
+    """The fields of a pool's :class:`PoolSpec` that depend on its (effective) config alone
+    (the engine only reads them)."""
+    return {
+        "mode": SchedulingMode(config.mode),
+        "weight": config.weight,
+        "strong_guarantee_resources": config.strong_guarantee_resources.specified(),
+        "resource_limits": config.resource_limits.limits_vector(),
+        "integral_guarantees": _integral(config),
+        "fifo_sort_parameters": tuple(FifoSortParameter(p) for p in config.fifo_sort_parameters),
+        "compute_promised_guarantee_fair_share": config.compute_promised_guarantee_fair_share,
+        "enable_fifo_children_reordering_for_guarantee_utilization": (
             config.enable_fifo_children_reordering_for_guarantee_utilization
         ),
-        enable_step_function_for_gang_operations=config.enable_step_function_for_gang_operations,
-    )
+        "enable_step_function_for_gang_operations": (
+            config.enable_step_function_for_gang_operations
+        ),
+    }
+
+
+PoolSpecMemo = dict[str, tuple[PoolConfig, dict[str, Any]]]
+"""Per pool: its effective config at the last update (kept alive, so compared by identity)
+and the :class:`PoolSpec` fields derived from it (:func:`_config_parts`)."""
 
 
 UsageMemo = dict[str, tuple[Operation, int, int, int, Vector]]
@@ -207,10 +231,16 @@ def to_snapshot(
     previous_update_time: float | None,
     total: Vector,
     memo: UsageMemo | None = None,
+    pool_memo: PoolSpecMemo | None = None,
 ) -> TreeSnapshot:
-    """Engine input for the tree as it is now (nothing is modified but ``memo``: operations'
-    usages of the previous call, replaced by this call's; see :func:`_memoized_usage`)."""
-    pools = [pool_spec(pool) for pool in tree.root.descendants()]
+    """Engine input for the tree as it is now (nothing is modified but the memos: operations'
+    usages and pools' config-derived inputs of the previous call, replaced by this call's;
+    see :func:`_memoized_usage` and :func:`pool_spec`)."""
+    fresh_pools: PoolSpecMemo | None = None if pool_memo is None else {}
+    pools = [pool_spec(pool, pool_memo, fresh_pools) for pool in tree.root.descendants()]
+    if pool_memo is not None and fresh_pools is not None:
+        pool_memo.clear()
+        pool_memo.update(fresh_pools)
     operations = []
     fresh: UsageMemo = {}
     for entry in tree.operations.values():
@@ -282,7 +312,9 @@ def demand_within_specified_limits(demand: Vector, usage: Vector, limits: Vector
 
 def update(tree: PoolTree, now: float, total: Vector) -> UpdateResult:
     """Run one fair-share update at ``now`` and keep its integral state and result."""
-    result = run_update(to_snapshot(tree, now, tree.last_update_time, total, tree.usage_memo))
+    result = run_update(
+        to_snapshot(tree, now, tree.last_update_time, total, tree.usage_memo, tree.pool_spec_memo)
+    )
     for name, element in result.pools.items():
         pool = tree.pools.get(name)
         if pool is not None:

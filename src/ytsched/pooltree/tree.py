@@ -63,6 +63,8 @@ class PoolTree:
         self.last_update_time: float | None = None
         self.usage_memo: snapshot.UsageMemo = {}
         """Operations' usages at the last update (``snapshot.to_snapshot`` reuses them)."""
+        self.pool_spec_memo: snapshot.PoolSpecMemo = {}
+        """Pools' engine inputs derived from their configs at the last update (likewise)."""
         validate_layout(self.name, self._layout(), self.config)
 
     # --- lookups and effective limits ------------------------------------------------------
