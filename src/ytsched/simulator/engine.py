@@ -132,6 +132,8 @@ class Simulation:
         """``Scheduler.heartbeat_levels`` after the last event that could change them."""
         self.heartbeats_run = 0
         self.collect_garbage = False
+        self.freeze_survivors = False
+        """Freeze what survives each of the run's collections (see :meth:`run`)."""
         """Heartbeats actually run (``counters.heartbeats`` counts the skipped ones too)."""
         self.sweep_generation = 0
         self.sweep_position: tuple[int, int] | None = None
@@ -210,12 +212,24 @@ class Simulation:
         thousand long-lived objects, which the collector's automatic young-generation passes
         (and the one after every update, see ``Scheduler.update``) would walk again and
         again for little garbage (the scheduler breaks the cycles of replaced state itself).
-        That took ~10% of a run; collecting rarely changes nothing else."""
+        That took ~10% of a run; collecting rarely changes nothing else.
+
+        What survives a collection is moved to the permanent generation (``gc.freeze``), so
+        that the next one walks only what was created since instead of every job the run
+        ever started (such collections grew to ~0.2 s each over a day).  Frozen objects are
+        still freed by reference counting; only a cycle among them would outlive the run's
+        collections, and runs measured find none (the replaced scheduling state's cycles are
+        broken where it is replaced).  The run unfreezes them at its end; a caller that froze
+        objects itself keeps the plain collections (its frozen set is left alone).
+        """
         collecting = gc.isenabled()
+        self.freeze_survivors = collecting and gc.get_freeze_count() == 0
         gc.disable()
         try:
             return self._run(collecting)
         finally:
+            if self.freeze_survivors:
+                gc.unfreeze()
             if collecting:
                 gc.enable()
 
@@ -282,6 +296,8 @@ class Simulation:
         self._refresh_levels(force=True)
         if self.collect_garbage and self.counters.fair_share_updates % COLLECT_EVERY_UPDATES == 0:
             gc.collect()
+            if self.freeze_survivors:
+                gc.freeze()
         self.counters.fair_share_updates += 1
         self.sampler.sample(self.now, self.trees)
         if self.progress is not None:
