@@ -269,6 +269,9 @@ def test_random_scenarios_reuse_and_end_jobs_outside_heartbeats() -> None:
                 assert node.ended_watch.ended == sum(
                     a.job.state is not JobState.RUNNING for a in node.allocations.values()
                 )
+            assert scheduler.ledger.ended_watch.ended == sum(
+                node.ended_watch.ended for node in scheduler.ledger.nodes.values()
+            )
             before = sum(len(node.pending_aborts) for node in scheduler.ledger.nodes.values())
             reconcile()
             after = sum(len(node.pending_aborts) for node in scheduler.ledger.nodes.values())

@@ -70,10 +70,19 @@ class EndWatch:
     whether an allocation there belongs to a job that ended elsewhere (its operation was
     aborted, its node left the tree) without visiting the node's allocations."""
 
-    __slots__ = ("ended",)
+    __slots__ = ("ended", "parent")
 
-    def __init__(self) -> None:
+    def __init__(self, parent: EndWatch | None = None) -> None:
         self.ended = 0
+        self.parent = parent
+        """A watch that counts the ends this one counts, too (all nodes' jobs, say)."""
+
+    def add(self, count: int) -> None:
+        """Count ``count`` more ended jobs (negative: fewer) here and in the parents."""
+        watch: EndWatch | None = self
+        while watch is not None:
+            watch.ended += count
+            watch = watch.parent
 
 
 @dataclass(slots=True)
@@ -362,7 +371,7 @@ class Operation:
         job.state = state
         watch = job.watch
         if watch is not None:
-            watch.ended += 1
+            watch.add(1)
         job.finish_time = now
         job.reason = reason
         del self.running_jobs[job.id]

@@ -11,7 +11,7 @@ splits between the heartbeat context, ``TOperationSharedState`` (``OnAllocationS
 
 from __future__ import annotations
 
-from ytsched.pooltree.operations import Job, Task
+from ytsched.pooltree.operations import EndWatch, Job, Task
 from ytsched.pooltree.trees import PoolTrees
 from ytsched.resources import ZERO, Vector, vadd
 from ytsched.scheduling.nodes import Allocation, NodeState
@@ -35,6 +35,19 @@ class Ledger:
         self.starvation: dict[str, dict[str, StarvationState]] = {}
         """Tree -> element -> starvation state (kept across updates)."""
         self._sequence = 0
+        self.ended_watch = EndWatch()
+        """Parent of every node's watch: how many allocations' jobs ended, over all nodes."""
+
+    def new_node(self, address: str, resource_limits: Vector, tags: frozenset[str]) -> NodeState:
+        """A node's state, registered, its watch counting into :attr:`ended_watch`."""
+        node = NodeState(
+            address=address,
+            resource_limits=resource_limits,
+            tags=tags,
+            ended_watch=EndWatch(self.ended_watch),
+        )
+        self.nodes[address] = node
+        return node
 
     def record(self, tree: str, operation_id: str) -> OperationRecord:
         records = self.records.setdefault(tree, {})
@@ -94,8 +107,7 @@ class Ledger:
             return None
         node = self.nodes.get(job.node)
         if node is None:
-            node = NodeState(address=job.node, resource_limits=resource_limits, tags=frozenset())
-            self.nodes[job.node] = node
+            node = self.new_node(job.node, resource_limits, frozenset())
         if job.id in node.allocations:
             return None
         self._sequence += 1

@@ -103,7 +103,8 @@ class NodeState:
     preempted_allocation_count: int = 0
     ended_watch: EndWatch = field(default_factory=EndWatch)
     """The jobs of :attr:`allocations` carry it (:meth:`watch`): ``ended_watch.ended`` is how
-    many of them ended (elsewhere: a heartbeat drops the allocations of the jobs it ends)."""
+    many of them ended (elsewhere: a heartbeat drops the allocations of the jobs it ends).
+    The ledger's nodes share a parent watch (``Ledger.ended_watch``): the sum over nodes."""
 
     def watch(self, allocation: Allocation) -> None:
         """``allocation`` joined :attr:`allocations`: count its job's end from now on (and
@@ -111,7 +112,7 @@ class NodeState:
         job = allocation.job
         job.watch = self.ended_watch
         if job.state is not JobState.RUNNING:
-            self.ended_watch.ended += 1
+            self.ended_watch.add(1)
 
     def unwatch(self, allocation: Allocation) -> None:
         """``allocation`` left :attr:`allocations`: its job no longer counts here."""
@@ -119,7 +120,7 @@ class NodeState:
         if job.watch is self.ended_watch:
             job.watch = None
             if job.state is not JobState.RUNNING:
-                self.ended_watch.ended -= 1
+                self.ended_watch.add(-1)
 
     @property
     def any_job_ended(self) -> bool:

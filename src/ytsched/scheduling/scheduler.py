@@ -169,12 +169,11 @@ class Scheduler:
         node moved or removed); their nodes are told to abort them at the next heartbeat.
 
         Such allocations are rare (heartbeats drop the allocations of the jobs they end at
-        once): each node counts its allocations' ended jobs (``NodeState.ended_watch``), so
-        most updates see at once that there are none; otherwise every node is scanned as
-        before, in order.
+        once): each node counts its allocations' ended jobs (``NodeState.ended_watch``), and
+        the ledger their sum, so most updates see at once that there are none; otherwise
+        every node is scanned as before, in order.
         """
-        nodes = self.ledger.nodes.values()
-        if self.incremental_update and not any(node.ended_watch.ended for node in nodes):
+        if self.incremental_update and not self.ledger.ended_watch.ended:
             return
         for node in self.ledger.nodes.values():
             for allocation in list(node.allocations.values()):
@@ -444,8 +443,7 @@ class Scheduler:
                 )
         node = self.ledger.nodes.get(address)
         if node is None:
-            node = NodeState(address=address, resource_limits=limits, tags=heartbeat.tags)
-            self.ledger.nodes[address] = node
+            node = self.ledger.new_node(address, limits, heartbeat.tags)
         else:
             node.resource_limits = limits
             node.tags = heartbeat.tags
