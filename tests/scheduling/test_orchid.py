@@ -88,3 +88,26 @@ def test_explain_of_a_pending_operation_keeps_the_pool_tree_reason() -> None:
     assert "running operations (1) of pool 'a'" in explain["trees"]["physical"]["reason"]
     info = explain["scheduling"]["physical"]
     assert info["unschedulable_reason"] == "not_running"
+
+
+def test_schedulable_operation_count_counts_the_subtrees_schedulable_operations() -> None:
+    """``schedulable_operation_count`` (``BuildCompositeElementInfo``): operations without
+    pending allocations, or waiting at a running-operation limit, do not count."""
+    cluster = Cluster()
+    cluster.pool("parent")
+    cluster.pool("a", "parent")
+    cluster.pool("b", "parent", max_running_operation_count=1)
+    cluster.pool("idle")
+    cluster.operation("op1", vanilla("a", jobs=100))
+    cluster.operation("op2", vanilla("b", jobs=100))
+    cluster.operation("op3", vanilla("b", jobs=100))  # pending at b's running limit
+    cluster.operation("op4", vanilla("idle", jobs=1))
+    cluster.update(0.0)
+    cluster.heartbeat()  # op4's only job starts (it is the most starved): nothing left
+    cluster.update(1.0)
+    counts = {
+        name: cluster.pool_orchid(name)["schedulable_operation_count"]
+        for name in ("<Root>", "parent", "a", "b", "idle")
+    }
+    assert counts == {"<Root>": 2, "parent": 2, "a": 1, "b": 1, "idle": 0}
+    assert cluster.op_orchid("op4")["unschedulable_reason"] == "no_pending_allocations"

@@ -150,3 +150,33 @@ def test_orchid_child_pools_by_pool_is_a_map(service: Service) -> None:
         "get", path=f"{new}/child_pools_by_pool/research", fields=["full_path", "child_pool_count"]
     )["value"]
     assert children == {"team": {"full_path": "/research/team", "child_pool_count": 0}}
+
+
+def test_orchid_serves_the_issue_17_pool_and_operation_attributes(service: Service) -> None:
+    """``schedulable_operation_count`` (a scheduling attribute) and the configuration-derived
+    ones reach the service orchid, whole and through the ``fields`` filter."""
+    service.heartbeat()
+    service.call(
+        "set", path="//sys/pools/research/@waiting_for_resources_on_node_timeout", value=7000
+    )
+    started = service.call("start_op", spec={"pool": "team", "tasks": {"t": {"job_count": 50}}})
+    service.tick()
+    new = "//sys/scheduler/orchid/scheduler/pool_trees/default"
+    fields = [
+        "schedulable_operation_count",
+        "effective_waiting_for_resources_on_node_timeout",
+        "gang_operations_allowed",
+    ]
+    pools = service.call("get", path=f"{new}/pools", fields=fields)["value"]
+    assert pools["team"] == {
+        "schedulable_operation_count": 1,
+        "effective_waiting_for_resources_on_node_timeout": 7000,
+        "gang_operations_allowed": True,
+    }
+    assert pools["<Root>"]["schedulable_operation_count"] == 1
+    assert pools["batch"]["schedulable_operation_count"] == 0
+    assert pools["batch"]["effective_waiting_for_resources_on_node_timeout"] is None
+    operation = service.call("get", path=f"{new}/operations/{started['operation_id']}")["value"]
+    assert operation["effective_waiting_for_resources_on_node_timeout"] == 7000
+    assert operation["scheduling_tag_filter_resource_limits"]["cpu"] == 4
+    assert operation["specified_resource_limits_overcommit_tolerance"]["cpu"] == 0

@@ -351,3 +351,21 @@ def test_new_actions_keep_the_idle_heartbeat_shortcuts_exact(seed: int) -> None:
     for key in slow:
         if key != "real_heartbeats":
             assert fast[key] == slow[key], key
+
+
+def test_a_pools_own_waiting_timeout_applies_to_its_operations() -> None:
+    """``waiting_for_resources_on_node_timeout`` of a pool overrides the tree's (the orchid's
+    ``effective_waiting_for_resources_on_node_timeout``)."""
+    doc = waiting_document()
+    doc["pool_trees"]["physical"]["$value"]["b"]["$attributes"][
+        "waiting_for_resources_on_node_timeout"
+    ] = "1m"
+    _, recorder = run(doc)
+    waiting = events_of(recorder, "job_waiting")
+    assert waiting and {e["operation_id"] for e in waiting} == {"new"}
+    doc["pool_trees"]["physical"]["$value"]["b"]["$attributes"][
+        "waiting_for_resources_on_node_timeout"
+    ] = "5s"
+    _, recorder = run(doc)
+    aborted = [e for e in events_of(recorder, "job_aborted") if e["reason"] == "waiting_timeout"]
+    assert aborted and {e["operation_id"] for e in aborted} == {"new"}

@@ -158,6 +158,17 @@ class PoolConfig(PoolPresetConfig):
     mode: SchedulingModeName = option(
         "fair_share", "`fair_share` (children share by weight) or `fifo` (operations in order)."
     )
+    waiting_for_resources_on_node_timeout: Duration | None = option(
+        None,
+        "Overrides the tree's waiting_for_resources_on_node_timeout for this subtree (ms);"
+        " unset: the parent's.",
+        ge=0,
+    )
+    always_allow_gang_operations: bool = option(
+        False,
+        "Gang operations may start here even where the tree's"
+        " allow_gang_operations_only_in_fifo_pools keeps them to fifo pools.",
+    )
     max_operation_count: int | None = option(
         None,
         "Limit on started (running + pending) operations in the subtree. Unset: the tree's"

@@ -171,6 +171,13 @@ class TreeConfig(ConfigModel):
         "waiting_job_timeout",
         ge=0,
     )
+    tentative_tree_saturation_deactivation_period: Duration = option(
+        10_000,
+        "After the controller declined to start a job of an operation in this tree because the"
+        " tree is tentative for it and its sample is running, the operation is not scheduled"
+        " here for this long (`saturated_in_tentative_tree`, ms).",
+        ge=0,
+    )
     preemption_check_starvation: bool = option(True, "Do not preempt from starving subtrees.")
     preemption_check_satisfaction: bool = option(
         True, "Do not preempt from subtrees below their satisfaction threshold."
@@ -188,6 +195,12 @@ class TreeConfig(ConfigModel):
             "operation_and_ancestors",
             "Whether an operation's preemption priority also follows starving ancestors.",
         )
+    )
+    allow_gang_operations_only_in_fifo_pools: bool = option(
+        False,
+        "Refuse gang operations in pools that are not fifo (GangOperationsAllowedOnlyInFifoPools)"
+        " unless the pool sets always_allow_gang_operations. The YTsaurus default of this newer"
+        " option could not be verified; false changes nothing.",
     )
     allow_aggressive_preemption_for_gang_operations: bool = option(
         True, "Gang operations' allocations may be preempted aggressively."

@@ -30,6 +30,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ytsched.config.resources import ResourceAmounts
+from ytsched.pooltree import effective
 from ytsched.pooltree.ephemeral import (
     Placement,
     check_ephemeral_limit,
@@ -165,6 +166,29 @@ def check_placement(tree: PoolTree, placement: Placement, operation_id: str) -> 
         )
 
 
+def check_gang(tree: PoolTree, placement: Placement, operation: Operation) -> None:
+    """A gang operation needs a pool that allows gangs (``ValidateOperationPoolsCanBeUsed`` in
+    ``yt/yt/server/scheduler/strategy/pool_tree.cpp``); a new ephemeral pool is judged by the
+    config it would get."""
+    if not operation.spec.is_gang:
+        return
+    pool = placement.pool
+    if pool is not None:
+        own = None if pool.is_root else pool.effective
+        name = pool.name
+    else:
+        own = placement.config
+        name = placement.name
+    if not effective.gang_operations_allowed(tree.config, own):
+        raise SchedulerError(
+            "GangOperationsAllowedOnlyInFifoPools",
+            f"Starting gang operations in pool {name!r} in tree {tree.name!r} is forbidden"
+            " since it is not configured in FIFO mode",
+            pool=name,
+            tree=tree.name,
+        )
+
+
 def check_operation_limits(
     tree: PoolTree, placement: Placement, exclude: frozenset[Pool] = frozenset()
 ) -> None:
@@ -215,6 +239,7 @@ def plan_start(tree: PoolTree, operation: Operation, requested: str) -> Placemen
             f"operation {operation.id!r} already exists in tree {tree.name!r}",
         )
     check_placement(tree, placement, operation.id)
+    check_gang(tree, placement, operation)
     check_operation_limits(tree, placement)
     check_ephemeral_limit(tree, placement, operation.user)
     return placement
@@ -332,6 +357,7 @@ def plan_pool_change(tree: PoolTree, entry: TreeOperation, requested: str) -> Pl
     if placement.pool is entry.pool:
         return None
     check_placement(tree, placement, operation.id)
+    check_gang(tree, placement, operation)
     old_path = frozenset(entry.pool.ancestors())
     check_operation_limits(tree, placement, exclude=old_path)
     target_config = placement.pool.effective if placement.pool is not None else placement.config

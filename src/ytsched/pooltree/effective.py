@@ -10,6 +10,7 @@ An operation can only be more conservative than its pool: tolerance = min(pool, 
 
 from __future__ import annotations
 
+from ytsched.config.pool import PoolConfig
 from ytsched.config.resources import ResourceAmounts
 from ytsched.config.tree import TreeConfig
 from ytsched.pooltree.pool import Pool, TreeOperation
@@ -82,6 +83,36 @@ def operation_non_preemptible_threshold(
         if value < INFINITE_AMOUNT:
             result[name] = value
     return result
+
+
+def waiting_for_resources_on_node_timeout(config: TreeConfig, pool: Pool) -> int | None:
+    """The pool's own ``waiting_for_resources_on_node_timeout``, else its parent's, else the
+    tree's (``EffectiveWaitingForResourcesOnNodeTimeout_`` in ``UpdateRecursiveAttributes``);
+    operations take their pool's."""
+    for level in pool.ancestors():
+        own = level.effective.waiting_for_resources_on_node_timeout
+        if not level.is_root and own is not None:
+            return own
+    return config.waiting_for_resources_on_node_timeout
+
+
+def gang_operations_allowed(config: TreeConfig, own: PoolConfig | None) -> bool:
+    """``AreGangOperationsAllowed`` of a pool with config ``own`` (None: the root).
+
+    The root allows gangs unless the tree keeps them to fifo pools; a pool allows them when
+    it is fifo (an ephemeral hub: when the pools it creates are), when the tree does not keep
+    them to fifo pools, or when it sets ``always_allow_gang_operations``
+    (``TPoolTreePoolElement::AreGangOperationsAllowed`` in ``pool_tree_element.cpp``).
+    """
+    if not config.allow_gang_operations_only_in_fifo_pools:
+        return True
+    if own is None:
+        return False
+    mode = own.mode
+    if own.create_ephemeral_subpools:
+        settings = own.ephemeral_subpool_config
+        mode = settings.mode if settings is not None else "fair_share"
+    return mode == "fifo" or own.always_allow_gang_operations
 
 
 def allocation_preemption_timeout(config: TreeConfig, entry: TreeOperation) -> int:

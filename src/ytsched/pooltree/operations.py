@@ -186,6 +186,8 @@ class Operation:
         """Trees the operation runs in tentatively (``ytsched.pooltree.tentative``)."""
         self.eligibility: dict[str, TentativeTreeEligibility] = {}
         """Per task, its tentative-tree sample and bans (only with tentative trees)."""
+        self.tentative_saturation_times: dict[str, float] = {}
+        """Per tentative tree, when the controller last declined a job there (saturation)."""
         self.banned_tentative_trees: list[str] = []
         """Tentative trees banned for the operation (it left them), in ban order."""
         self.newly_banned_trees: list[str] = []
@@ -205,6 +207,19 @@ class Operation:
         if tree not in self.tentative_trees:
             return True
         return self._eligibility(task).can_start(tree, True)
+
+    def on_tentative_tree_declined(self, tree: str, now: float) -> None:
+        """A scheduling attempt in ``tree`` started nothing and the controller declined at
+        least one task because the tree is tentative for it (``TentativeTreeDeclined``): the
+        operation is saturated there (``TStrategyOperationController::OnScheduleAllocation
+        Failed`` in ``yt/yt/server/scheduler/strategy/operation_controller.cpp``)."""
+        self.tentative_saturation_times[tree] = now
+
+    def is_saturated_in_tentative_tree(self, tree: str, now: float, period: float) -> bool:
+        """Whether the operation was saturated in ``tree`` less than ``period`` seconds ago
+        (``IsSaturatedInTentativeTree``; a strict comparison, as upstream)."""
+        since = self.tentative_saturation_times.get(tree)
+        return since is not None and since + period > now
 
     # --- state machine ----------------------------------------------------------------------
 

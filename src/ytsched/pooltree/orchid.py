@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ytsched.pooltree import effective
+from ytsched.pooltree.operations import Operation
 from ytsched.pooltree.pool import Pool, TreeOperation
 from ytsched.resources import ZERO, scale_amounts, vadd, vsub
 from ytsched.snapshot.orchid import element_attributes, vector_map
@@ -31,6 +32,22 @@ def _fair_share_part(tree: PoolTree, name: str, is_operation: bool) -> dict[str,
     if element is None:
         return {}
     return element_attributes(element, result)
+
+
+NO_OVERCOMMIT_TOLERANCE = vector_map(ZERO)
+"""``specified_resource_limits_overcommit_tolerance``: no element specifies one here."""
+
+
+def tag_filter_limits(tree: PoolTree, text: str | None) -> dict[str, float] | None:
+    """``scheduling_tag_filter_resource_limits``: without a filter the tree's total at the last
+    update (None before one), with one the summed limits of the tree's online nodes matching
+    it (live), as ``ComputeSchedulingTagFilterResourceLimits`` in ``pool_tree_element.cpp``."""
+    if text:
+        source = tree.tag_filter_resource_limits
+        if source is not None:
+            return vector_map(source(text))
+    result = tree.last_result
+    return vector_map(result.total_resource_limits) if result is not None else None
 
 
 def pool_attributes(tree: PoolTree, pool: Pool) -> dict[str, Any]:
@@ -79,6 +96,16 @@ def pool_attributes(tree: PoolTree, pool: Pool) -> dict[str, Any]:
                 effective.non_preemptible_threshold(config, pool).as_map()
             ),
             "config_presets": list(own.preset_names),
+            "effective_waiting_for_resources_on_node_timeout": (
+                effective.waiting_for_resources_on_node_timeout(config, pool)
+            ),
+            "gang_operations_allowed": effective.gang_operations_allowed(
+                config, None if pool.is_root else own
+            ),
+            "specified_resource_limits_overcommit_tolerance": dict(NO_OVERCOMMIT_TOLERANCE),
+            "scheduling_tag_filter_resource_limits": tag_filter_limits(
+                tree, None if pool.is_root else own.scheduling_tag_filter
+            ),
         }
     )
     attributes.setdefault("integral_guarantee_type", own.integral_guarantees.guarantee_type)
@@ -131,9 +158,40 @@ def operation_attributes(tree: PoolTree, entry: TreeOperation) -> dict[str, Any]
             "allocation_graceful_preemption_timeout": (
                 effective.allocation_graceful_preemption_timeout(config, entry)
             ),
+            "effective_waiting_for_resources_on_node_timeout": (
+                effective.waiting_for_resources_on_node_timeout(config, entry.pool)
+            ),
+            "specified_resource_limits_overcommit_tolerance": dict(NO_OVERCOMMIT_TOLERANCE),
+            "scheduling_tag_filter_resource_limits": tag_filter_limits(
+                tree,
+                operation.spec.tree_options(tree.name).scheduling_tag_filter
+                or operation.spec.scheduling_tag_filter,
+            ),
+            "probing": False,
+            "offloading": False,
+            "disk_request_media": [],
         }
     )
+    _needed_resources(operation, attributes)
     return attributes
+
+
+def _needed_resources(operation: Operation, attributes: dict[str, Any]) -> None:
+    """``grouped_needed_resources`` (per task with waiting jobs: the resources of one job and
+    how many wait, ``TAllocationGroupResources``) and its list form
+    ``detailed_min_needed_job_resources``, as ``DoBuildOperationProgress`` shows them."""
+    grouped: dict[str, Any] = {}
+    detailed: list[dict[str, float]] = []
+    for task in operation.tasks.values():
+        if task.waiting:
+            needed = vector_map(task.resources)
+            grouped[task.name] = {
+                "min_needed_resources": needed,
+                "allocation_count": len(task.waiting),
+            }
+            detailed.append(dict(needed))
+    attributes["grouped_needed_resources"] = grouped
+    attributes["detailed_min_needed_job_resources"] = detailed
 
 
 def postprocessed_config(tree: PoolTree) -> dict[str, Any]:

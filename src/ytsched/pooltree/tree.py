@@ -13,7 +13,7 @@ time it was given) is used, so nothing here reads a wall clock.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ytsched.config.base import parse_config, patched
@@ -65,6 +65,9 @@ class PoolTree:
         """Operations' usages at the last update (``snapshot.to_snapshot`` reuses them)."""
         self.pool_spec_memo: snapshot.PoolSpecMemo = {}
         """Pools' engine inputs derived from their configs at the last update (likewise)."""
+        self.tag_filter_resource_limits: Callable[[str], Vector] | None = None
+        """Set by :class:`PoolTrees`: the summed limits of this tree's online nodes matching a
+        scheduling tag filter (orchid ``scheduling_tag_filter_resource_limits``)."""
         validate_layout(self.name, self._layout(), self.config)
 
     # --- lookups and effective limits ------------------------------------------------------

@@ -34,7 +34,7 @@ from ytsched.pooltree.ephemeral import Placement
 from ytsched.pooltree.errors import SchedulerError
 from ytsched.pooltree.operations import Job, Operation, OperationState
 from ytsched.pooltree.tree import PoolTree
-from ytsched.resources import Vector, amounts_to_map
+from ytsched.resources import RESOURCE_NAMES, Vector, amounts_to_map
 
 POOL_LIMIT_VIOLATIONS = frozenset({"TooManyOperations", "TooManyEphemeralPools"})
 
@@ -106,6 +106,7 @@ class PoolTrees:
         self._check_node_filters(filters)
         tree.user_default_parent_pools = self.user_to_default_pool
         tree.clock = self.clock
+        tree.tag_filter_resource_limits = lambda text: self.tag_filter_resource_limits(name, text)
         self.trees[name] = tree
         self._reassign_nodes()
         return tree
@@ -180,6 +181,17 @@ class PoolTrees:
     def _matching(node: Node, filters: Mapping[str, TagFilter]) -> list[str]:
         tags = node.all_tags
         return [name for name, tag_filter in filters.items() if tag_filter.matches(tags)]
+
+    def tag_filter_resource_limits(self, tree: str, text: str) -> Vector:
+        """Summed ``resource_limits`` of the online nodes of ``tree`` that match the scheduling
+        tag filter ``text`` (``GetResourceLimits(NodeTagFilter & SchedulingTagFilter)``)."""
+        tag_filter = TagFilter.parse(text)
+        total = [0.0] * len(RESOURCE_NAMES)
+        for node in self.nodes.values():
+            if node.tree == tree and node.state == "online" and tag_filter.matches(node.all_tags):
+                for index, value in enumerate(node.resource_limits):
+                    total[index] += value
+        return (total[0], total[1], total[2], total[3], total[4])
 
     def _check_node_filters(self, filters: Mapping[str, TagFilter]) -> None:
         """Refuse tree filters that would make a healthy node match several trees."""

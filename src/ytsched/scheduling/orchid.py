@@ -7,9 +7,10 @@ Names follow the YTsaurus orchid (``BuildElementYson`` / ``DoBuildOperationProgr
 ``lowest_starving_ancestor``, ``lowest_aggressively_starving_ancestor``,
 ``effective_aggressive_preemption_allowed``, ``preemptible_job_count``,
 ``aggressively_preemptible_job_count``, ``deactivation_reasons``, ``unschedulable_reason``,
-``schedulable``.  Ours, in the same style: ``below_fair_share_since`` (the start of the current
-below-fair-share period), ``non_preemptible_job_count``, ``preemption_priority``, and on pools
-the preemptible counts of the whole subtree.
+``schedulable``, and on pools ``schedulable_operation_count``.  Ours, in the same style:
+``below_fair_share_since`` (the start of the current below-fair-share period),
+``non_preemptible_job_count``, ``preemption_priority``, and on pools the preemptible counts of
+the whole subtree.
 
 Satisfaction ratios here are live (current usage against the last fair share), where YTsaurus
 shows the values computed at the update.
@@ -92,15 +93,22 @@ def operation_scheduling_attributes(state: TreeState, op: ScheduledOperation) ->
 
 
 def pool_job_counts(state: TreeState) -> dict[str, list[int]]:
-    """Per pool, the preemptible and aggressively preemptible jobs of its whole subtree."""
+    """Per pool, the preemptible and aggressively preemptible jobs of its whole subtree and its
+    ``schedulable_operation_count``: the operations of the subtree that were schedulable at the
+    update (``SchedulableOperationCount`` of ``BuildSchedulableChildrenLists`` in
+    ``pool_tree_element.cpp``: a pool counts the operations of its schedulable children)."""
     counts: dict[str, list[int]] = {}
     for op in state.operations.values():
         _, aggressive, preemptible = op.record.allocations.counts()
+        schedulable = 1 if op.element.schedulable else 0
         element: ElementState | None = op.element.parent
         while element is not None:
-            entry = counts.setdefault(element.name, [0, 0])
+            entry = counts.get(element.name)
+            if entry is None:
+                entry = counts[element.name] = [0, 0, 0]
             entry[0] += preemptible
             entry[1] += aggressive
+            entry[2] += schedulable
             element = element.parent
     return counts
 
@@ -110,9 +118,10 @@ def pool_scheduling_attributes(
 ) -> dict[str, Any]:
     """Scheduling attributes of one pool, given :func:`pool_job_counts` of its tree."""
     attributes = element_attributes(state, element)
-    preemptible, aggressive = counts.get(element.name, [0, 0])
+    preemptible, aggressive, schedulable = counts.get(element.name, (0, 0, 0))
     attributes["preemptible_job_count"] = preemptible
     attributes["aggressively_preemptible_job_count"] = aggressive
+    attributes["schedulable_operation_count"] = schedulable
     return attributes
 
 

@@ -5,6 +5,10 @@ and ``TSchedulingPolicy::RunRegularSchedulingStage`` in
 ``yt/yt/server/scheduler/strategy/policy/scheduling_policy_detail.cpp``.  An attempt for the
 operation the descent picked checks, in YTsaurus's order:
 
+0. the operation is not saturated in the tree, which is tentative for it: the controller
+   declined one of its jobs there less than ``tentative_tree_saturation_deactivation_period``
+   ago — else ``saturated_in_tentative_tree`` (``TScheduleAllocationsContext::
+   CheckForDeactivation``);
 1. some waiting job fits the node's free resources (with the discount) — else
    ``min_needed_resources_unsatisfied``;
 2. the smallest waiting job fits what the operation and every ancestor with specified
@@ -15,6 +19,9 @@ operation the descent picked checks, in YTsaurus's order:
    that fits both — else ``schedule_allocation_failed``; also when the operation was aborted or
    completed since the last update (the tree state still lists it until the next one; its
    controller refuses, as YTsaurus's does for an operation that is no longer running).
+   When it started nothing and declined a fitting job only because the tree is tentative for
+   the operation and its sample is running (``TentativeTreeDeclined``), the operation becomes
+   saturated in the tree (step 0).
 
 A failed attempt deactivates the operation for the rest of the stage; the loop goes on while
 the node keeps ``min_spare_allocation_resources_on_node`` free.
@@ -46,6 +53,16 @@ class DeactivationReason(str, Enum):
     NOT_ELIGIBLE_FOR_AGGRESSIVELY_PREEMPTIVE_SCHEDULING = (
         "is_not_eligible_for_aggressively_preemptive_scheduling"
     )
+    SATURATED_IN_TENTATIVE_TREE = "saturated_in_tentative_tree"
+
+
+def _saturated(ctx: HeartbeatContext, op: ScheduledOperation) -> bool:
+    """Step 0: the operation is tentative in this tree and saturated there."""
+    operation = op.operation
+    tree = ctx.tree.name
+    return tree in operation.tentative_trees and operation.is_saturated_in_tentative_tree(
+        tree, ctx.now, ctx.tree.config.tentative_tree_saturation_deactivation_period / 1000.0
+    )
 
 
 def hierarchical_available(op: ScheduledOperation) -> Vector:
@@ -70,6 +87,8 @@ def attempt(
 ) -> Allocation | DeactivationReason:
     """Try to start one allocation of ``op`` on the context's node (``free``: the node's free
     resources with the discount)."""
+    if op.operation.tentative_trees and _saturated(ctx, op):
+        return DeactivationReason.SATURATED_IN_TENTATIVE_TREE
     if len(op.tasks) == 1:
         return _attempt_single(ctx, op, free)
     eps = RESOURCE_EPSILON
@@ -118,11 +137,16 @@ def attempt(
     if op.operation.state is not OperationState.RUNNING:
         return DeactivationReason.SCHEDULE_ALLOCATION_FAILED
     tentative = bool(op.operation.tentative_trees)
+    declined = False
     for task in waiting:
+        fitting = fits(task.resources, free) and (not op.limited or fits(task.resources, available))
         if tentative and not op.operation.can_start_in(task.name, ctx.tree.name):
+            declined = declined or fitting
             continue
-        if fits(task.resources, free) and (not op.limited or fits(task.resources, available)):
+        if fitting:
             return ctx.start(op, task)
+    if declined:
+        op.operation.on_tentative_tree_declined(ctx.tree.name, ctx.now)
     return DeactivationReason.SCHEDULE_ALLOCATION_FAILED
 
 
@@ -158,7 +182,8 @@ def _attempt_single(
     if op.operation.state is not OperationState.RUNNING:
         return DeactivationReason.SCHEDULE_ALLOCATION_FAILED
     if op.operation.tentative_trees and not op.operation.can_start_in(task.name, ctx.tree.name):
-        # the tentative tree's sample is running (or the tree is banned): wait for it
+        # the tentative tree's sample is running (or the tree is banned): saturated
+        op.operation.on_tentative_tree_declined(ctx.tree.name, ctx.now)
         return DeactivationReason.SCHEDULE_ALLOCATION_FAILED
     return ctx.start(op, task)
 

@@ -726,6 +726,8 @@ def _all_fail_to_fit(
             op = element.operation
             if op is None or not op.eligible:
                 return None
+            if op.operation.tentative_trees and state.name in op.operation.tentative_trees:
+                return None  # may fail as ``saturated_in_tentative_tree`` first
             tasks = op.tasks
             if len(tasks) == 1 and not tasks[0].waiting:
                 return None  # ``schedule_allocation_failed``, not this reason

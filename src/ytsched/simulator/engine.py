@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ytsched.errors import YtschedError
+from ytsched.pooltree import effective
 from ytsched.pooltree.operations import OperationState
 from ytsched.resources import CPU_INDEX, RESOURCE_NAMES, Vector
 from ytsched.scheduling import (
@@ -531,20 +532,29 @@ class Simulation:
             )
         return self._spec_waiting_timeouts or any(
             tree.config.waiting_for_resources_on_node_timeout is not None
+            or any(
+                pool.effective.waiting_for_resources_on_node_timeout is not None
+                for pool in tree.pools.values()
+            )
             for tree in self.trees.trees.values()
         )
 
     def _waiting_timeout(self, operation_id: str, tree: str | None) -> float | None:
-        """Seconds a job may wait on its node: the larger of the tree's
-        ``waiting_for_resources_on_node_timeout`` and the spec's ``waiting_job_timeout``
+        """Seconds a job may wait on its node: the larger of the effective
+        ``waiting_for_resources_on_node_timeout`` of the operation's pool (its own, an
+        ancestor's or the tree's) and the spec's ``waiting_job_timeout``
         (``yt/yt/server/controller_agent/controllers/task.cpp`` puts the larger into the job
         spec); None: it does not wait, as before this option existed."""
         spec_timeout = self.works[operation_id].plan.engine_spec.waiting_job_timeout
-        tree_timeout = (
-            self.trees.trees[tree].config.waiting_for_resources_on_node_timeout
-            if tree is not None and tree in self.trees.trees
-            else None
-        )
+        tree_timeout = None
+        pool_tree = self.trees.trees.get(tree) if tree is not None else None
+        if pool_tree is not None:
+            entry = pool_tree.operations.get(operation_id)
+            tree_timeout = (
+                effective.waiting_for_resources_on_node_timeout(pool_tree.config, entry.pool)
+                if entry is not None
+                else pool_tree.config.waiting_for_resources_on_node_timeout
+            )
         values = [value for value in (spec_timeout, tree_timeout) if value is not None]
         return max(values) / MS if values else None
 
@@ -1009,9 +1019,13 @@ class Simulation:
         ``yt/yt/server/scheduler/scheduler.cpp`` revival: operations from Cypress, the
         strategy's persistent state with integral volumes, allocations re-registered by
         node heartbeats): the pool trees stay, the in-memory scheduling state (allocations
-        ledger, starvation timers, preemptible lists, node states) is rebuilt.  Running jobs
-        are adopted in start order, so the preemptible lists come out as before, and the
-        revived scheduler runs its first fair-share update before any heartbeat."""
+        ledger, starvation timers, preemptible lists, node states, tentative-tree saturation)
+        is rebuilt.  Running jobs are adopted in start order, so the preemptible lists come
+        out as before, and the revived scheduler runs its first fair-share update before any
+        heartbeat."""
+        for operation in self.trees.operations.values():
+            # the strategy's per-operation controller (tentative-tree saturation) is in memory
+            operation.tentative_saturation_times.clear()
         fast_path = self.scheduler.fast_path
         self.scheduler = Scheduler(self.trees)
         self.scheduler.fast_path = fast_path
