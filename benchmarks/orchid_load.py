@@ -19,6 +19,7 @@ import asyncio
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -31,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from service import TOKEN, Node, parse_metrics, percentile  # noqa: E402
+from service import TOKEN, Node, parse_metrics, percentile, server_command  # noqa: E402
 from ytsched import yson  # noqa: E402
 from ytsched.client import Client  # noqa: E402
 
@@ -173,13 +174,9 @@ def main() -> None:
     trees_file.write_text(yson.dumps(trees), encoding="utf-8")
     port_file = directory / "port"
     environment = dict(os.environ)
-    if args.src is not None:
-        environment["PYTHONPATH"] = str(args.src)
     server = subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "ytsched.cli.main",
+            *server_command(args.src),
             "server",
             "--data-dir",
             str(directory / "data"),
@@ -253,6 +250,7 @@ def main() -> None:
         for name in (
             "ytsched_heartbeat_duration_seconds",
             "ytsched_fair_share_update_duration_seconds",
+            "ytsched_fair_share_update_longest_step_seconds",
         ):
             count = server_side.get(f"{name}_count", 0.0)
             total = server_side.get(f"{name}_sum", 0.0)
@@ -266,6 +264,8 @@ def main() -> None:
             server.wait(timeout=20)
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+        shutil.rmtree(directory, ignore_errors=True)  # the data directory and the server log
 
 
 if __name__ == "__main__":

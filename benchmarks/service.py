@@ -20,6 +20,7 @@ import asyncio
 import json
 import os
 import random
+import shutil
 import signal
 import statistics
 import subprocess
@@ -175,6 +176,23 @@ def print_timeline(samples: list[tuple[float, float]]) -> None:
         print("  ".join(cells[row : row + 6]))
 
 
+def server_command(src: Path | None) -> list[str]:
+    """The command that runs ``ytsched`` (then its arguments): this checkout's, or the one in
+    ``src`` (to compare with another version on the same machine state).  An editable install
+    puts a finder ahead of ``PYTHONPATH``; it is dropped so that ``src`` wins.  The native
+    core is looked up in ``src`` (copy the built ``_native*.so`` there)."""
+    if src is None:
+        return [sys.executable, "-m", "ytsched.cli.main"]
+    boot = (
+        "import runpy, sys;"
+        "sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in type(f).__module__];"
+        f"sys.path.insert(0, {str(src)!r});"
+        "sys.argv[0] = 'ytsched';"
+        "runpy.run_module('ytsched.cli.main', run_name='__main__', alter_sys=True)"
+    )
+    return [sys.executable, "-c", boot]
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -224,6 +242,7 @@ def main() -> None:
         "--store",
         help="postgresql://... to run the server on PostgreSQL (default: SQLite in a temp dir)",
     )
+    parser.add_argument("--src", type=Path, help="run the server from this source tree")
     args = parser.parse_args()
 
     directory = Path(tempfile.mkdtemp(prefix="ytsched-bench-"))
@@ -232,9 +251,7 @@ def main() -> None:
     port_file = directory / "port"
     server = subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "ytsched.cli.main",
+            *server_command(args.src),
             "server",
             "--data-dir",
             str(directory / "data"),
@@ -303,6 +320,7 @@ def main() -> None:
         for name in (
             "ytsched_heartbeat_duration_seconds",
             "ytsched_fair_share_update_duration_seconds",
+            "ytsched_fair_share_update_longest_step_seconds",
         ):
             count = server_side.get(f"{name}_count", 0.0)
             total = server_side.get(f"{name}_sum", 0.0)
@@ -314,6 +332,8 @@ def main() -> None:
             server.wait(timeout=10)
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+        shutil.rmtree(directory, ignore_errors=True)  # the data directory and the server log
 
 
 if __name__ == "__main__":

@@ -151,3 +151,19 @@ def test_bad_options_are_refused() -> None:
         History(PoolTrees({}), capacity=1)
     with pytest.raises(ValueError):
         History(PoolTrees({}), period=-1)
+
+
+def test_a_sample_taken_in_slices_equals_one_taken_at_once(service: Service) -> None:
+    whole = _history(service, capacity=4, period=0)
+    sliced = _history(service, capacity=4, period=0)
+    service.heartbeat()
+    ops = [_start(service, "batch", jobs=1) for _ in range(5)]
+    service.tick()
+    service.heartbeat()
+    service.tick()
+    assert whole.record(1000.0)
+    steps = sum(1 for _ in sliced.sample(1000.0, slice_size=2))
+    assert steps == 2  # 5 operations in slices of 2: two pauses
+    for op in ops:
+        assert sliced.operation("default", op) == whole.operation("default", op)
+    assert sliced.pool("default", "batch") == whole.pool("default", "batch")

@@ -1,4 +1,5 @@
-"""Stores on both engines: every test of this directory runs on SQLite and on PostgreSQL."""
+"""Stores on both engines: every test of this directory runs on SQLite (also with write-behind,
+``ytsched.store.write_behind``) and on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def leader_store(url: str, holder: str = "test") -> Store:
     return PostgresStore(url, epoch=epoch)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
+@pytest.fixture(params=["sqlite", "sqlite-write-behind", "postgresql"])
 def engine(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
@@ -46,7 +47,9 @@ def open_store(
 
         store: Store
         if url is None:
-            store = SQLiteStore(tmp_path / "ytsched.db")
+            sqlite = SQLiteStore(tmp_path / "ytsched.db")
+            sqlite.write_behind = engine == "sqlite-write-behind" and not reader
+            store = sqlite
         else:
             store = PostgresStore(url) if reader else leader_store(url)
         opened.append(store)

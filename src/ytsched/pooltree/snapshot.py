@@ -312,9 +312,23 @@ def demand_within_specified_limits(demand: Vector, usage: Vector, limits: Vector
 
 def update(tree: PoolTree, now: float, total: Vector) -> UpdateResult:
     """Run one fair-share update at ``now`` and keep its integral state and result."""
-    result = run_update(
-        to_snapshot(tree, now, tree.last_update_time, total, tree.usage_memo, tree.pool_spec_memo)
+    return apply_result(tree, now, run_update(update_snapshot(tree, now, total)))
+
+
+def update_snapshot(tree: PoolTree, now: float, total: Vector) -> TreeSnapshot:
+    """The first step of :func:`update`: the engine input at ``now``.
+
+    The snapshot holds values only (numbers, tuples, frozen configs), never live objects, so
+    ``run_update`` may compute on it in another thread while the live tree changes; the
+    service does (``ytsched.server.update_steps``)."""
+    return to_snapshot(
+        tree, now, tree.last_update_time, total, tree.usage_memo, tree.pool_spec_memo
     )
+
+
+def apply_result(tree: PoolTree, now: float, result: UpdateResult) -> UpdateResult:
+    """The last step of :func:`update`: keep the integral volumes and the result of an update
+    computed on :func:`update_snapshot`'s input at ``now`` (pools removed since are skipped)."""
     for name, element in result.pools.items():
         pool = tree.pools.get(name)
         if pool is not None:

@@ -29,8 +29,10 @@ from typing import TYPE_CHECKING, Any
 from ytsched.config.resources import ResourceAmounts
 from ytsched.config.strategy import StrategyConfig
 from ytsched.errors import YtschedError
+from ytsched.fairshare.model import TreeSnapshot
 from ytsched.fairshare.update import UpdateResult
 from ytsched.pooltree.operations import JobState
+from ytsched.pooltree.snapshot import apply_result, update_snapshot
 from ytsched.pooltree.trees import PoolTrees
 from ytsched.resources import RESOURCE_NAMES, Vector
 from ytsched.scheduling import orchid
@@ -108,6 +110,41 @@ class Scheduler:
         state, as YTsaurus's node shards do while the fair-share update runs on its own pool.
         """
         return self._compute(now, with_structure=True)
+
+    def reconcile(self) -> None:
+        """The first step of an update run in steps (:meth:`snapshot_update`): drop the
+        allocations of jobs the pool trees ended (:meth:`_reconcile_all`)."""
+        self._reconcile_all()
+
+    def snapshot_update(self, now: float) -> UpdateInputs:
+        """:meth:`begin_update` in steps, for a caller that runs the engine elsewhere: after
+        :meth:`reconcile`, the engine input of every tree at ``now``.  The caller computes
+        each with ``run_update`` (pure: it may run in a worker thread while heartbeats change
+        the live trees) and passes the results to :meth:`adopt_results`.  The structure is
+        recorded now, with the input: :meth:`finish_update` computes again if it changed."""
+        trees = self.trees
+        trees.clock = max(trees.clock, now)
+        return UpdateInputs(
+            now=now,
+            snapshots={
+                name: update_snapshot(tree, now, trees.tree_resource_limits(name))
+                for name, tree in trees.trees.items()
+            },
+            replaced=[tree.last_result for tree in trees.trees.values()],
+            structure=tree_shapes(trees),
+        )
+
+    def adopt_results(
+        self, inputs: UpdateInputs, results: dict[str, UpdateResult]
+    ) -> PendingUpdate:
+        """The end of :meth:`begin_update` in steps: keep the integral volumes and results
+        computed on ``inputs`` (a tree removed meanwhile is skipped: :meth:`finish_update`
+        sees the changed set of trees and computes again)."""
+        for name, result in results.items():
+            tree = self.trees.trees.get(name)
+            if tree is not None:
+                apply_result(tree, inputs.now, result)
+        return PendingUpdate(inputs.now, results, inputs.replaced, inputs.structure)
 
     def _compute(self, now: float, *, with_structure: bool) -> PendingUpdate:
         """:meth:`begin_update`; the structure :meth:`finish_update` checks is recorded only
@@ -621,6 +658,16 @@ class PendingUpdate:
     nothing can run between the computation and its application (:meth:`Scheduler.update`)."""
 
 
+@dataclass(slots=True)
+class UpdateInputs:
+    """The engine inputs of an update run in steps (:meth:`Scheduler.snapshot_update`)."""
+
+    now: float
+    snapshots: dict[str, TreeSnapshot]
+    replaced: list[UpdateResult | None]
+    structure: dict[str, tuple[object, ...]]
+
+
 @contextmanager
 def collector_paused() -> Iterator[None]:
     """Pause Python's cyclic garbage collector around (a part of) an update.
@@ -752,6 +799,12 @@ def activity_level(state: TreeState) -> int:
         if selector.root.heap:
             return 2
     return 1 if state.selector.root.heap else 0
+
+
+def tree_shapes(trees: PoolTrees) -> dict[str, tuple[object, ...]]:
+    """Per tree, what :meth:`Scheduler.finish_update` compares with ``PendingUpdate.structure``
+    (for callers that check before applying, see :meth:`Scheduler.snapshot_update`)."""
+    return {name: _structure(tree) for name, tree in trees.trees.items()}
 
 
 def _structure(tree: PoolTree) -> tuple[object, ...]:

@@ -60,6 +60,7 @@ from ytsched.server.models import (
 from ytsched.server.openapi import install as install_openapi
 from ytsched.server.ui import mount as mount_ui
 from ytsched.server.ytapi import YtApiProtocol
+from ytsched.store.write_behind import WriteBehindStore
 
 log = logging.getLogger("ytsched.server")
 bearer = HTTPBearer(auto_error=False, description="A token issued by the service")
@@ -157,6 +158,8 @@ def create_app(cluster: Cluster, *, background: bool = True) -> FastAPI:
     )
     app.state.cluster = cluster
     cluster.store.deferred = True
+    if isinstance(cluster.store, WriteBehindStore):
+        cluster.store.write_behind = True
     # Innermost: the YTsaurus HTTP proxy protocol beside our own API (docs/yt-compatibility.md).
     app.add_middleware(YtApiProtocol, cluster=cluster)
     app.add_middleware(CommitBeforeAnswer, cluster=cluster)

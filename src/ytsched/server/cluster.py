@@ -17,13 +17,14 @@ import datetime
 import logging
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ytsched.pooltree import Operation, PoolTree, PoolTrees
-from ytsched.scheduling.scheduler import Scheduler, collector_paused
-from ytsched.server import crashpoints, defaults
+from ytsched.scheduling.scheduler import Scheduler
+from ytsched.server import defaults
 from ytsched.server.auth import DEFAULT_POOL_TREES_ACL, AclNode, Auth
 from ytsched.server.errors import ApiError
 from ytsched.server.gcpolicy import CollectorPolicy
@@ -35,6 +36,25 @@ log = logging.getLogger("ytsched.server")
 
 UPDATE_PAUSE = 0.005
 """Seconds the service serves requests between the two halves of a fair-share update."""
+
+
+HISTORY_SLICE = 500
+"""Operations sampled into the history per step of :meth:`Cluster.tick_concurrently` (a
+sample of 3,000 took 40-60 ms on the busy development machine)."""
+
+
+def _settle(waiter: asyncio.Future[None], commit: asyncio.Future[None]) -> None:
+    """Pass the outcome of a commit in the writer thread to the requests waiting for it."""
+    if waiter.done():
+        return
+    if commit.cancelled():
+        waiter.cancel()
+        return
+    error = commit.exception()
+    if error is not None:
+        waiter.set_exception(error)
+    else:
+        waiter.set_result(None)
 
 
 def iso(moment: float | None) -> str | None:
@@ -75,6 +95,12 @@ class ServiceConfig:
     commit_interval: float = 0.005
     """Seconds; the shortest time between two commits of the store (group commit: the
     requests of one interval share one commit and are answered after it)."""
+    store_writer_thread: bool = False
+    """Run the store's batched row writes and commits in a writer thread (SQLite only; see
+    :mod:`ytsched.store.write_behind`).  It moves them to the second core when one is free;
+    on the shared 2-core development machine, where other processes keep both cores busy, the
+    thread's GIL hand-offs cost more than the work it moves (docs/performance.md), so the
+    default runs the batch on the loop."""
     job_output_limit: int = 64 * 1024
     """Bytes of a job's stdout and stderr kept by the server (the tail)."""
     history_samples: int = defaults.HISTORY_SAMPLES
@@ -154,6 +180,12 @@ class Cluster:
 
         self.orchid_cache = OrchidCache(self)
         """Orchid reads, versioned: rebuilt after updates and commands, per subtree."""
+        self._update_executor = ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="ytsched-fair-share"
+        )
+        """Where the fair-share engine runs for :meth:`tick_concurrently` (one update at a
+        time: a single worker)."""
+        self._store_executor: ThreadPoolExecutor | None = None
         self._commit_waiter: asyncio.Future[None] | None = None
         self._last_commit = float("-inf")
         self.update_period = (
@@ -190,15 +222,39 @@ class Cluster:
         waiter, self._commit_waiter = self._commit_waiter, None
         if waiter is None:
             return
-        self._last_commit = asyncio.get_running_loop().time()
+        loop = asyncio.get_running_loop()
+        self._last_commit = loop.time()
+        # Write-behind (``ytsched.store.write_behind``): the rows of every request since the
+        # last commit run as one batch per statement, with the commit.
+        in_writer = self.store.take_commit()
+        if in_writer is not None and self.config.store_writer_thread:
+            # ... in the writer thread while the loop serves other requests; these answer
+            # after it.
+            done = loop.run_in_executor(self._writer(), in_writer)
+            done.add_done_callback(lambda finished: _settle(waiter, finished))
+            return
         try:
-            self.store.commit()
+            if in_writer is not None:
+                in_writer()
+            else:
+                self.store.commit()
         except Exception as error:  # every waiting request learns the commit failed
             waiter.set_exception(error)
             return
         waiter.set_result(None)
 
+    def _writer(self) -> ThreadPoolExecutor:
+        """The store's writer thread (one: commits run in the order they were taken)."""
+        if self._store_executor is None:
+            self._store_executor = ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="ytsched-store-writer"
+            )
+        return self._store_executor
+
     def close(self) -> None:
+        self._update_executor.shutdown(wait=True)
+        if self._store_executor is not None:
+            self._store_executor.shutdown(wait=True)
         self.store.close()
 
     # --- pool trees ----------------------------------------------------------------------
@@ -314,22 +370,22 @@ class Cluster:
         self._end_tick(now, time.perf_counter() - started)
 
     async def tick_concurrently(self, pause: float = UPDATE_PAUSE) -> None:
-        """One period as the service runs it: the fair-share computation, a pause of
-        ``pause`` seconds in which waiting heartbeats and commands are served, then the
-        scheduling state built from the computation (``Scheduler.begin_update`` /
-        ``finish_update``).  No heartbeat waits for a whole update, only for one half."""
+        """One period as the service runs it: the update in steps with requests served
+        between them, the engine in a worker thread (:mod:`ytsched.server.update_steps`), a
+        pause of ``pause`` seconds before the scheduling state is built and published.  No
+        request waits for a whole update, only for one step."""
+        from ytsched.server.update_steps import update_in_steps
+
         now = self._begin_tick()
-        started = time.perf_counter()
-        with collector_paused():
-            pending = self.scheduler.begin_update(now)
-        computing = time.perf_counter() - started
-        if crashpoints.ARMED:
-            crashpoints.reach("fair_share_update")
-        await asyncio.sleep(pause)
-        started = time.perf_counter()
-        with collector_paused():
-            self.scheduler.finish_update(pending)
-        self._end_tick(now, computing + time.perf_counter() - started)
+        await asyncio.sleep(0)
+        times = await update_in_steps(self, self._update_executor, now, pause)
+        self.metrics.observe_update_step(times.longest_loop_step)
+        await asyncio.sleep(0)
+        self._end_tick(now, times.total, commit=False, history=False)
+        if self.history.due(now):
+            for _ in self.history.sample(now, HISTORY_SLICE):
+                await asyncio.sleep(0)
+        await self.flush()
 
     def _begin_tick(self) -> float:
         from ytsched.server.operations import enforce_time_limits
@@ -339,14 +395,18 @@ class Cluster:
         enforce_time_limits(self, now)
         return now
 
-    def _end_tick(self, now: float, update_duration: float) -> None:
+    def _end_tick(
+        self, now: float, update_duration: float, *, commit: bool = True, history: bool = True
+    ) -> None:
         self.orchid_changed()
         self.last_update_duration = update_duration
-        self.history.record(now)
+        if history:
+            self.history.record(now)
         self.metrics.observe_update(self.last_update_duration)
         self.last_update_time = now
         self.persist_volumes()
-        self.store.commit()
+        if commit:
+            self.store.commit()
         if self.collector is not None:
             self.collector.maintain()
 

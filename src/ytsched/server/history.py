@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -108,17 +109,31 @@ class History:
 
     # --- recording ------------------------------------------------------------------------
 
+    def due(self, now: float) -> bool:
+        """Whether a sample is due at ``now`` (none was taken less than ``period`` ago)."""
+        return self.last_time is None or now - self.last_time >= self.period
+
     def record(self, now: float) -> bool:
         """Take a sample from every tree's last update, unless one was taken < period ago."""
-        if self.last_time is not None and now - self.last_time < self.period:
+        if not self.due(now):
             return False
+        for _ in self.sample(now):
+            pass
+        return True
+
+    def sample(self, now: float, slice_size: int = 0) -> Iterator[None]:
+        """Take a sample (when :meth:`due`), yielding after every ``slice_size`` elements (0:
+        never), so that the service can serve requests in between: at thousands of
+        operations a sample takes tens of milliseconds.  Between slices the sample is partly
+        written: a reader sees the elements not yet written end one sample earlier."""
         index = self.count
         self.times[index % self.capacity] = now
         self.count += 1
         self.last_time = now
         seen_pools: set[tuple[str, str]] = set()
         seen_operations: set[tuple[str, str]] = set()
-        for tree_name, tree in self.trees.trees.items():
+        written = 0
+        for tree_name, tree in list(self.trees.trees.items()):
             result = tree.last_result
             if result is None:
                 continue
@@ -134,11 +149,13 @@ class History:
                 self._series(self.operations, key, len(OPERATION_FIELDS), index).write(
                     index, self.capacity, _shares(element)
                 )
+                written += 1
+                if slice_size and written % slice_size == 0:
+                    yield
         for key in [k for k in self.pools if k not in seen_pools]:
             del self.pools[key]
         for key in [k for k in self.operations if k not in seen_operations]:
             self._freeze(key)
-        return True
 
     def _series(
         self, table: dict[tuple[str, str], Series], key: tuple[str, str], width: int, index: int

@@ -35,6 +35,13 @@ class Metrics:
             buckets=LATENCY_BUCKETS,
             registry=self.registry,
         )
+        self.update_step_seconds = Histogram(
+            "ytsched_fair_share_update_longest_step_seconds",
+            "Per update, its longest step on the event loop: the longest any request waited"
+            " for the update (the engine itself runs in a worker thread).",
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
         self.gc_pause_seconds = Histogram(
             "ytsched_gc_pause_seconds",
             "Pauses of Python's cyclic garbage collector, by generation (every request and"
@@ -59,6 +66,9 @@ class Metrics:
 
     def observe_update(self, seconds: float) -> None:
         self.update_seconds.observe(seconds)
+
+    def observe_update_step(self, seconds: float) -> None:
+        self.update_step_seconds.observe(seconds)
 
     def observe_gc_pause(self, generation: int, seconds: float) -> None:
         self.gc_pause_seconds.labels(generation=str(generation)).observe(seconds)

@@ -381,13 +381,23 @@ def update_parameters(
 
 
 def enforce_time_limits(cluster: Cluster, now: float) -> None:
-    """Fail operations running longer than ``spec/time_limit`` (as YTsaurus does)."""
+    """Fail operations running longer than ``spec/time_limit`` (as YTsaurus does).
+
+    Runs before every update: one pass over the live operations finds the expired ones
+    (none, nearly always), and only then are they failed in the records' order."""
+    due = {
+        live.id
+        for live in cluster.trees.operations.values()
+        if live.spec.time_limit is not None
+        and not live.state.is_final
+        and (now - live.start_time) * 1000.0 > live.spec.time_limit
+    }
+    if not due:
+        return
     expired = []
     for op_id in cluster.active_operation_ids():
         live = cluster.live_operation(op_id)
-        if live is None or live.spec.time_limit is None:
-            continue
-        if (now - live.start_time) * 1000.0 > live.spec.time_limit:
+        if op_id in due and live is not None and live.spec.time_limit is not None:
             expired.append((op_id, live.spec.time_limit))
     for op_id, limit in expired:
         cluster.trees.fail_operation(

@@ -58,6 +58,7 @@ def serve(
         serve_instance(config, host, port, port_file, advertise)
         return
     sock = bind(host, port)  # before revival: a busy port is refused without touching state
+    sys.setswitchinterval(SWITCH_INTERVAL)
     cluster = Cluster(config)
     app = create_app(cluster)
     cluster.collector = CollectorPolicy(observe=cluster.metrics.observe_gc_pause)
@@ -78,6 +79,15 @@ def serve(
         cluster.collector.uninstall()
         cluster.close()
         sys.stdout.flush()
+
+
+SWITCH_INTERVAL = 0.0005
+"""Seconds a thread that wants the GIL waits before asking the one holding it to let go
+(Python's default is 5 ms).  The fair-share worker and the store's writer thread release
+the GIL around every native call and every SQLite row, and take it back each time: with the
+event loop busy, every take-back waited up to 5 ms, which stretched a commit of a hundred
+rows to hundreds of milliseconds (and the answers waiting for it).  The loop's own requests
+are short, so a finer interval costs it little."""
 
 
 async def _serve_until_stopped(
@@ -104,6 +114,7 @@ def serve_instance(
     from ytsched.store.postgresql import redact
 
     sock = bind(host, port)
+    sys.setswitchinterval(SWITCH_INTERVAL)
     address = advertise or f"http://{host}:{sock.getsockname()[1]}"
     config.address = address
     instance = Instance(config, address)

@@ -18,7 +18,7 @@ finished units are committed together by :meth:`Store.commit` (group commit, see
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -86,6 +86,18 @@ class Store(ABC):
 
     @abstractmethod
     def _close(self) -> None: ...
+
+    def _write(self, sql: str, rows: list[Sequence[Any]]) -> None:
+        """A row write that reads nothing back and cannot fail on the data (an upsert, or an
+        update or delete by key): engines with write-behind
+        (:class:`~ytsched.store.write_behind.WriteBehindStore`) may keep it in memory until
+        the commit; here it runs at once."""
+        self.executemany(sql, rows)
+
+    def take_commit(self) -> Callable[[], None] | None:
+        """The pending commit as a function to run in a writer thread, taken from the store,
+        or ``None`` when :meth:`commit` must run on the caller's thread (no write-behind)."""
+        return None
 
     @property
     @abstractmethod
@@ -243,18 +255,20 @@ class Store(ABC):
         )
 
     def update_operation(self, row: OperationRow) -> None:
-        self.execute(
+        self._write(
             "UPDATE operations SET state = ?, suspended = ?, finish_time = ?, runtime = ?,"
             " events = ?, result = ? WHERE id = ?",
-            (
-                row.state,
-                int(row.suspended),
-                row.finish_time,
-                dump(row.runtime),
-                dump(row.events),
-                dump(row.result),
-                row.id,
-            ),
+            [
+                (
+                    row.state,
+                    int(row.suspended),
+                    row.finish_time,
+                    dump(row.runtime),
+                    dump(row.events),
+                    dump(row.result),
+                    row.id,
+                )
+            ],
         )
 
     def load_operations(self) -> list[OperationRow]:
@@ -285,7 +299,7 @@ class Store(ABC):
 
     def insert_jobs(self, jobs: list[JobRow]) -> None:
         columns = [c.strip() for c in _JOB_COLUMNS.split(",")]
-        self.executemany(
+        self._write(
             upsert("jobs", columns, ("id",)),
             [
                 (
@@ -325,7 +339,7 @@ class Store(ABC):
         self, jobs: list[tuple[str, str, float | None, str | None, str | None]]
     ) -> None:
         """``(job id, state, finish time, reason, abort reason)`` for each job."""
-        self.executemany(
+        self._write(
             "UPDATE jobs SET state = ?, finish_time = ?, reason = ?,"
             " abort_reason = COALESCE(?, abort_reason) WHERE id = ?",
             [
@@ -337,14 +351,14 @@ class Store(ABC):
     def set_job_output(
         self, job_id: str, exit_code: int | None, stdout: str | None, stderr: str | None
     ) -> None:
-        self.execute(
+        self._write(
             "UPDATE jobs SET exit_code = COALESCE(?, exit_code), stdout = COALESCE(?, stdout),"
             " stderr = COALESCE(?, stderr) WHERE id = ?",
-            (exit_code, stdout, stderr, job_id),
+            [(exit_code, stdout, stderr, job_id)],
         )
 
     def set_job_interruption(self, job_id: str, interruption: dict[str, Any]) -> None:
-        self.execute("UPDATE jobs SET interruption = ? WHERE id = ?", (dump(interruption), job_id))
+        self._write("UPDATE jobs SET interruption = ? WHERE id = ?", [(dump(interruption), job_id)])
 
     @staticmethod
     def _job(row: Sequence[Any]) -> JobRow:
@@ -401,8 +415,8 @@ class Store(ABC):
     # --- volumes ---------------------------------------------------------------------------
 
     def save_volumes(self, tree: str, volumes: dict[str, tuple[list[float], float]]) -> None:
-        self.execute("DELETE FROM volumes WHERE tree = ?", (tree,))
-        self.executemany(
+        self._write("DELETE FROM volumes WHERE tree = ?", [(tree,)])
+        self._write(
             "INSERT INTO volumes (tree, pool, volume, ratio) VALUES (?, ?, ?, ?)",
             [(tree, pool, dump(v), ratio) for pool, (v, ratio) in volumes.items()],
         )
@@ -418,19 +432,21 @@ class Store(ABC):
     # --- nodes -------------------------------------------------------------------------------
 
     def save_node(self, node: NodeRow) -> None:
-        self.execute(
+        self._write(
             upsert(
                 "nodes",
                 ("address", "tags", "user_tags", "resource_limits", "last_seen"),
                 ("address",),
             ),
-            (
-                node.address,
-                dump(node.tags),
-                dump(node.user_tags),
-                dump(node.resource_limits),
-                node.last_seen,
-            ),
+            [
+                (
+                    node.address,
+                    dump(node.tags),
+                    dump(node.user_tags),
+                    dump(node.resource_limits),
+                    node.last_seen,
+                )
+            ],
         )
 
     def delete_node(self, address: str) -> None:

@@ -16,11 +16,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ytsched.store.base import Store
 from ytsched.store.migrations import MIGRATIONS, SQLITE, VERSION_TABLE, check_version
+from ytsched.store.write_behind import WriteBehindStore
 
 
-class SQLiteStore(Store):
+class SQLiteStore(WriteBehindStore):
     engine = "sqlite"
 
     def __init__(self, path: Path | str, *, durable: bool = False) -> None:
@@ -79,11 +79,15 @@ class SQLiteStore(Store):
 
     # --- engine primitives --------------------------------------------------------------------
 
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+    def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         return self.db.execute(sql, params)
 
-    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+    def _executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         self.db.executemany(sql, rows)
+
+    def _abort_transaction(self) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            self.db.execute("ROLLBACK")
 
     def _begin(self) -> None:
         self.db.execute("BEGIN IMMEDIATE")

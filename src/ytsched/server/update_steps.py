@@ -1,0 +1,123 @@
+"""The periodic fair-share update as the service runs it: in steps, the engine off the loop.
+
+Everything else in the service runs on one event loop, so a piece of update work that runs
+there for 50 ms makes every heartbeat and orchid read that arrives meanwhile wait for up to
+50 ms.  YTsaurus computes fair shares on its own thread pool over a snapshot of the tree and
+publishes the result, while node shards keep scheduling with the previous one
+(``DoFairShareUpdateAt`` in ``yt/yt/server/scheduler/strategy/pool_tree.cpp``, the published
+snapshot in ``strategy/pool_tree_snapshot.h``).  The service does the same, in these steps, with the
+loop free between any two of them:
+
+1. reconcile allocations of jobs the pool trees ended (loop);
+2. take the engine input of every tree (loop: it reads the live model);
+3. compute the fair shares in a worker thread (``run_update`` reads nothing but its input;
+   the native core releases the GIL, so the loop keeps serving requests on the other core);
+   trees smaller than :data:`WORKER_MIN_ELEMENTS` compute on the loop with step 4;
+4. keep the results (integral volumes; loop);
+5. after a short pause, build the scheduling state from them (``Scheduler.finish_update``) and
+   publish it in one step (loop).  If a pool, operation or tree changed since step 2, steps
+   1-4 run again first (at most :data:`RETRIES` times, then ``finish_update`` computes once
+   more synchronously), because the state needs shares computed on the structure it is built
+   on.
+
+Heartbeats served between the steps schedule with the previous state, never a half-built one:
+the only step that changes the scheduling state is the last, which is one uninterrupted call.
+The simulator and ``Cluster.tick`` keep the single-threaded ``Scheduler.update``, which gives
+the same results for the same inputs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, TypeVar
+
+from ytsched.fairshare.model import TreeSnapshot
+from ytsched.fairshare.update import UpdateResult, run_update
+from ytsched.scheduling.scheduler import PendingUpdate, Scheduler, collector_paused, tree_shapes
+from ytsched.server import crashpoints
+
+if TYPE_CHECKING:
+    from ytsched.server.cluster import Cluster
+
+RETRIES = 2
+"""How often steps 1-4 run again when the structure changed while they ran."""
+
+WORKER_MIN_ELEMENTS = 500
+"""Pools and operations from which the engine runs in the worker thread.  Below, it takes a
+millisecond or two, and handing it to a thread costs more: on a busy machine the worker
+waits for a core and then for the GIL, which stretched a 2 ms update of 30 operations to
+100 ms of wall time, so updates came half as often.  Small trees compute on the loop, in the
+step that keeps the results."""
+
+_T = TypeVar("_T")
+
+
+@dataclass(slots=True)
+class StepTimes:
+    """Seconds spent per step of one update: what requests could wait for (on the loop) and
+    what ran beside them (in the worker thread)."""
+
+    loop: list[float] = field(default_factory=list)
+    worker: float = 0.0
+
+    @property
+    def total(self) -> float:
+        return sum(self.loop) + self.worker
+
+    @property
+    def longest_loop_step(self) -> float:
+        return max(self.loop, default=0.0)
+
+
+def _on_loop(times: StepTimes, action: Callable[[], _T]) -> _T:
+    started = time.perf_counter()
+    with collector_paused():
+        result = action()
+    times.loop.append(time.perf_counter() - started)
+    return result
+
+
+def compute(snapshots: dict[str, TreeSnapshot]) -> dict[str, UpdateResult]:
+    """Step 3: the engine on every tree's input (pure; runs in the worker thread)."""
+    return {name: run_update(snapshot) for name, snapshot in snapshots.items()}
+
+
+async def _begin(
+    scheduler: Scheduler, executor: ThreadPoolExecutor, now: float, times: StepTimes
+) -> PendingUpdate:
+    """Steps 1-4, with the loop free between them."""
+    _on_loop(times, scheduler.reconcile)
+    await asyncio.sleep(0)
+    inputs = _on_loop(times, lambda: scheduler.snapshot_update(now))
+    size = sum(len(s.pools) + len(s.operations) for s in inputs.snapshots.values())
+    if size < WORKER_MIN_ELEMENTS:
+        return _on_loop(times, lambda: scheduler.adopt_results(inputs, compute(inputs.snapshots)))
+    started = time.perf_counter()
+    results = await asyncio.get_running_loop().run_in_executor(executor, compute, inputs.snapshots)
+    times.worker += time.perf_counter() - started
+    return _on_loop(times, lambda: scheduler.adopt_results(inputs, results))
+
+
+async def update_in_steps(
+    cluster: Cluster, executor: ThreadPoolExecutor, now: float, pause: float
+) -> StepTimes:
+    """One fair-share update of ``cluster`` at ``now`` (see the module docstring)."""
+    scheduler = cluster.scheduler
+    times = StepTimes()
+    pending = await _begin(scheduler, executor, now, times)
+    if crashpoints.ARMED:
+        crashpoints.reach("fair_share_update")
+    await asyncio.sleep(pause)
+    for _ in range(RETRIES):
+        if pending.structure is None or pending.structure == tree_shapes(scheduler.trees):
+            break
+        again = await _begin(scheduler, executor, now, times)
+        again.replaced = [*pending.replaced, *again.replaced]
+        pending = again
+        await asyncio.sleep(0)
+    _on_loop(times, lambda: scheduler.finish_update(pending))
+    return times

@@ -1,0 +1,176 @@
+"""The service's update in steps: heartbeats are answered while the engine computes in its
+worker thread, they never see a half-built state, and the outcome equals ``Cluster.tick``."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ytsched.fairshare.model import TreeSnapshot
+from ytsched.fairshare.update import UpdateResult
+from ytsched.server import heartbeats, operations, update_steps
+from ytsched.server.cluster import Cluster, ServiceConfig
+from ytsched.server.models import HeartbeatRequest
+
+from .conftest import NODE_LIMITS, TREES
+
+ROOT = "root"
+
+
+def _cluster(directory: Path, now: list[float]) -> Cluster:
+    config = ServiceConfig(data_dir=directory, admin_token="t", initial_pool_trees=TREES)
+    return Cluster(config, clock=lambda: now[0])
+
+
+def _start(cluster: Cluster, pool: str, jobs: int = 1) -> str:
+    spec = {"pool": pool, "tasks": {"t": {"job_count": jobs, "command": "true"}}}
+    return operations.start_operation(cluster, ROOT, "vanilla", spec)
+
+
+def _beat(cluster: Cluster, address: str) -> set[str]:
+    request = HeartbeatRequest(address=address, resource_limits=NODE_LIMITS)
+    return {start["operation_id"] for start in heartbeats.process(cluster, request)["start"]}
+
+
+class HeldEngine:
+    """Replaces the worker thread's computation with one that waits until released, so a
+    test can act on the loop while the engine is (still) computing."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.computing = threading.Event()
+        self.release = threading.Event()
+        self.calls = 0
+        real: Callable[[dict[str, TreeSnapshot]], dict[str, UpdateResult]] = update_steps.compute
+
+        def held(snapshots: dict[str, TreeSnapshot]) -> dict[str, UpdateResult]:
+            self.calls += 1
+            self.computing.set()
+            assert self.release.wait(60), "the test never released the engine"
+            return real(snapshots)
+
+        monkeypatch.setattr(update_steps, "compute", held)
+        monkeypatch.setattr(update_steps, "WORKER_MIN_ELEMENTS", 0)  # small trees too
+
+    async def started(self) -> None:
+        for _ in range(60_000):  # bounded: at most about a minute
+            if self.computing.is_set():
+                return
+            await asyncio.sleep(0.001)
+        raise AssertionError("the engine never started")
+
+
+def test_heartbeats_are_answered_while_the_engine_computes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    now = [1000.0]
+    cluster = _cluster(tmp_path, now)
+    first = _start(cluster, "batch")
+    cluster.tick()
+    second = _start(cluster, "research")
+    engine = HeldEngine(monkeypatch)
+
+    async def scenario() -> tuple[set[str], set[str]]:
+        now[0] += 1.0
+        update = asyncio.create_task(cluster.tick_concurrently(pause=0.0))
+        await engine.started()
+        # The engine is computing in its thread: this heartbeat is answered now, with the
+        # previous scheduling state (which does not know the second operation yet).
+        during = _beat(cluster, "n1")
+        assert not update.done()
+        engine.release.set()
+        await update
+        return during, _beat(cluster, "n2")
+
+    during, after = asyncio.run(scenario())
+    assert during == {first}
+    assert after == {second}
+    assert engine.calls == 1
+    assert cluster.last_update_time == now[0]
+    cluster.close()
+
+
+def test_a_structure_change_while_computing_is_computed_again_in_steps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    now = [1000.0]
+    cluster = _cluster(tmp_path, now)
+    _start(cluster, "batch")
+    cluster.tick()
+    engine = HeldEngine(monkeypatch)
+    late: list[str] = []
+
+    async def scenario() -> None:
+        now[0] += 1.0
+        update = asyncio.create_task(cluster.tick_concurrently(pause=0.0))
+        await engine.started()
+        late.append(_start(cluster, "research"))  # a new operation: the structure changed
+        engine.release.set()
+        await update
+
+    asyncio.run(scenario())
+    assert engine.calls == 2  # computed again in the worker, not on the loop
+    state = cluster.scheduler.ledger.tree_states["default"]
+    assert late[0] in state.operations
+    assert late[0] in state.result.operations
+    cluster.close()
+
+
+def _shares(cluster: Cluster, ids: list[str]) -> dict[str, Any]:
+    """Fair shares by pool name and by operation start order (operation ids are random)."""
+    result = cluster.scheduler.ledger.tree_states["default"].result
+    shares = {name: element.fair_share for name, element in result.pools.items()}
+    shares.update({f"op{ids.index(n)}": e.fair_share for n, e in result.operations.items()})
+    return shares
+
+
+@pytest.mark.parametrize("in_worker", [True, False])
+def test_the_update_in_steps_equals_the_synchronous_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_worker: bool
+) -> None:
+    """Same inputs, same clock: ``tick_concurrently`` (engine in the worker thread or, for a
+    small tree, on the loop) and ``tick`` give the same shares and placements (the simulator
+    keeps ``Scheduler.update``)."""
+    monkeypatch.setattr(update_steps, "WORKER_MIN_ELEMENTS", 0 if in_worker else 10**9)
+    outcomes = []
+    for index, concurrent in enumerate((False, True)):
+        now = [1000.0]
+        cluster = _cluster(tmp_path / str(index), now)
+        ids = [
+            _start(cluster, pool, jobs)
+            for pool, jobs in (("batch", 3), ("research", 5), ("team", 2), ("batch", 1))
+        ]
+        beats = []
+        for _ in range(3):
+            now[0] += 1.0
+            if concurrent:
+                asyncio.run(cluster.tick_concurrently(pause=0.0))
+            else:
+                cluster.tick()
+            beats.append(sorted(ids.index(op) for op in _beat(cluster, f"n{len(beats)}")))
+        cluster.store.commit()
+        outcomes.append((_shares(cluster, ids), beats, cluster.last_update_time))
+        cluster.close()
+    assert outcomes[0] == outcomes[1]
+
+
+def test_operations_past_their_time_limit_fail_before_the_update(tmp_path: Path) -> None:
+    now = [1000.0]
+    cluster = _cluster(tmp_path, now)
+    spec = {"pool": "batch", "time_limit": 5000, "tasks": {"t": {"job_count": 1, "command": "x"}}}
+    limited = operations.start_operation(cluster, ROOT, "vanilla", spec)
+    unlimited = _start(cluster, "batch")
+    now[0] += 4.0
+    asyncio.run(cluster.tick_concurrently(pause=0.0))
+    assert cluster.record(limited).row.state == "running"
+    now[0] += 2.0
+    asyncio.run(cluster.tick_concurrently(pause=0.0))
+    row = cluster.record(limited).row
+    assert row.state == "failed"
+    assert "time_limit 5000 ms" in str(row.result)
+    assert cluster.record(unlimited).row.state == "running"
+    cluster.close()
