@@ -75,6 +75,10 @@ NB_MODULE(_native, m) {
           "Pool sums of at least this many (point x child) pairs use two threads.");
     m.def("set_parallel_sum_pairs", &ytsched::set_parallel_sum_pairs, "pairs"_a,
           "Set the two-thread threshold of pool sums (tests set 0 to force the threaded path).");
+    m.def("wide_vector_kernels", &ytsched::wide_vector_kernels,
+          "Whether pool sums use their AVX2 kernels.");
+    m.def("set_wide_vector_kernels", &ytsched::set_wide_vector_kernels, "enabled"_a,
+          "Use (when the CPU can) or avoid the AVX2 sum kernels; returns the previous setting.");
     m.attr("IN_F") = static_cast<int>(ytsched::kInF);
     m.attr("IN_I") = static_cast<int>(ytsched::kInI);
     m.attr("OUT_F") = static_cast<int>(ytsched::kOutF);

@@ -196,6 +196,108 @@ void set_parallel_sum_pairs(std::size_t pairs) {
     g_parallel_sum_pairs.store(pairs, std::memory_order_relaxed);
 }
 
+namespace {
+
+using V4 = double __attribute__((vector_size(32)));
+
+// The two run kernels of ``sum_chains``: add one child segment's values to a run of points'
+// totals.  Compiled twice, for the SSE2 baseline and for AVX2 (used when the CPU has it; tests
+// switch it off with ``set_wide_vector_kernels`` to check the baseline build too): IEEE
+// addition, subtraction, multiplication and division give the same doubles in any vector lane,
+// and -ffp-contract=off keeps them from being fused, so both builds are exact.
+#define YTSCHED_RUN_KERNELS(SUFFIX, ATTRIBUTE)                                                   \
+    ATTRIBUTE void add_flat_run_##SUFFIX(double* total, std::size_t count, std::size_t k,        \
+                                         std::size_t stop, const Vec& lv) {                      \
+        for (int r = 0; r < 5; ++r) {                                                            \
+            const double v = lv[r];                                                              \
+            double* __restrict lt = total + r * count;                                           \
+            double* __restrict rt = total + (5 + r) * count;                                     \
+            for (std::size_t j = k; j < stop; ++j) {                                             \
+                lt[j] += v;                                                                      \
+                rt[j] += v;                                                                      \
+            }                                                                                    \
+        }                                                                                        \
+    }                                                                                            \
+    /* ``interpolate_vector(x0, lv, x1, rv, p)`` at every point of the run, four points at a  \
+       time in GCC vector types (both arms computed, the lanes chosen by the comparison). */    \
+    ATTRIBUTE void add_sloped_run_##SUFFIX(double* total, std::size_t count, const double* pts,  \
+                                           std::size_t k, std::size_t stop, double x0,           \
+                                           double x1, const Vec& lv, const Vec& rv,              \
+                                           double* __restrict frac) {                            \
+        const double width = x1 - x0;                                                            \
+        const std::size_t len = stop - k;                                                        \
+        for (std::size_t j = 0; j < len; ++j) frac[j] = (pts[k + j] - x0) / width;               \
+        const std::size_t whole = len & ~std::size_t{3};                                         \
+        for (int r = 0; r < 5; ++r) {                                                            \
+            const double l = lv[r];                                                              \
+            const double h = rv[r];                                                              \
+            const double d = h - l;                                                              \
+            double* __restrict lt = total + r * count + k;                                       \
+            double* __restrict rt = total + (5 + r) * count + k;                                 \
+            const V4 lvec = {l, l, l, l};                                                        \
+            const V4 hvec = {h, h, h, h};                                                        \
+            const V4 dvec = {d, d, d, d};                                                        \
+            const V4 half = {0.5, 0.5, 0.5, 0.5};                                                \
+            const V4 one = {1.0, 1.0, 1.0, 1.0};                                                 \
+            for (std::size_t j = 0; j < whole; j += 4) {                                         \
+                V4 t, a, b;                                                                      \
+                std::memcpy(&t, frac + j, sizeof t);                                             \
+                const V4 v = t < half ? lvec + dvec * t : hvec - dvec * (one - t);               \
+                std::memcpy(&a, lt + j, sizeof a);                                               \
+                std::memcpy(&b, rt + j, sizeof b);                                               \
+                a += v;                                                                          \
+                b += v;                                                                          \
+                std::memcpy(lt + j, &a, sizeof a);                                               \
+                std::memcpy(rt + j, &b, sizeof b);                                               \
+            }                                                                                    \
+            for (std::size_t j = whole; j < len; ++j) {                                          \
+                const double t = frac[j];                                                        \
+                const double v = select_double(t < 0.5, l + d * t, h - d * (1.0 - t));           \
+                lt[j] += v;                                                                      \
+                rt[j] += v;                                                                      \
+            }                                                                                    \
+        }                                                                                        \
+    }
+
+YTSCHED_RUN_KERNELS(baseline, )
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+YTSCHED_RUN_KERNELS(avx2, __attribute__((target("avx2"))))
+#endif
+#undef YTSCHED_RUN_KERNELS
+
+struct RunKernels {
+    void (*flat)(double*, std::size_t, std::size_t, std::size_t, const Vec&);
+    void (*sloped)(double*, std::size_t, const double*, std::size_t, std::size_t, double, double,
+                   const Vec&, const Vec&, double*);
+};
+
+bool avx2_available() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();  // this runs from a static initialiser, possibly before libgcc's
+    return __builtin_cpu_supports("avx2");
+#else
+    return false;
+#endif
+}
+
+std::atomic<bool> g_wide_kernels{avx2_available()};
+
+RunKernels current_run_kernels() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (g_wide_kernels.load(std::memory_order_relaxed))
+        return {add_flat_run_avx2, add_sloped_run_avx2};
+#endif
+    return {add_flat_run_baseline, add_sloped_run_baseline};
+}
+
+}  // namespace
+
+bool wide_vector_kernels() { return g_wide_kernels.load(std::memory_order_relaxed); }
+
+bool set_wide_vector_kernels(bool enabled) {
+    return g_wide_kernels.exchange(enabled && avx2_available(), std::memory_order_relaxed);
+}
+
 // ``plf.sum_functions``: every function sampled at every critical point (left and right limits,
 // ``left_right_limit_at``), added in function order starting from zero.  Sampling and adding are
 // fused: each function is walked once with a cursor and added into the running totals.
@@ -218,12 +320,14 @@ VChain sum_chains(const std::vector<const VChain*>& chains) {
     std::sort(points.begin(), points.end());
     points.erase(std::unique(points.begin(), points.end()), points.end());
     const std::size_t count = points.size();
-    std::vector<Vec> left_total(count, kZero);
-    std::vector<Vec> right_total(count, kZero);
+    // Totals as structure of arrays (left totals of resource r at ``totals[r * count + k]``,
+    // right totals at ``totals[(5 + r) * count + k]``): adding one value to a run of points is
+    // then a unit-stride loop the compiler vectorises.
+    std::vector<double> totals(10 * count, 0.0);
     // Blocks of points, every function within a block: each point still gets the functions in
     // function order, but the block's totals stay in cache while the functions pass over them
     // (a wide pool's sum is children x points additions).
-    constexpr std::size_t kBlock = 2048;
+    constexpr std::size_t kBlock = 1024;
     // Points ``[from, to)``: each point's totals depend only on that point, so any split of the
     // points gives the same doubles; a range starts its cursors where the sequential walk would
     // be (``bisect_left`` at its first point).
@@ -231,6 +335,11 @@ VChain sum_chains(const std::vector<const VChain*>& chains) {
         std::vector<std::size_t> cursors(chains.size());
         for (std::size_t c = 0; c < chains.size(); ++c)
             cursors[c] = bisect_left(chains[c]->x, points[from]);
+        double* const total = totals.data();
+        const double* const pts = points.data();
+        const RunKernels kernels = current_run_kernels();
+        std::vector<double> fractions(kBlock);
+        double* const frac = fractions.data();
         for (std::size_t begin = from; begin < to; begin += kBlock) {
             const std::size_t end = std::min(to, begin + kBlock);
             for (std::size_t c = 0; c < chains.size(); ++c) {
@@ -238,36 +347,43 @@ VChain sum_chains(const std::vector<const VChain*>& chains) {
                 const auto& ys = chains[c]->y;
                 const std::size_t n = xs.size();
                 std::size_t i = cursors[c];
-                for (std::size_t k = begin; k < end; ++k) {
-                    const double p = points[k];
+                std::size_t k = begin;
+                // Per child segment rather than per (point, child): the points of one segment
+                // form a run (every child breakpoint is itself a sample point, so a run ends
+                // exactly at the segment's right end), and each point of the run gets the same
+                // value expression the per-point walk used, added in the same child order.
+                while (k < end) {
+                    const double p = pts[k];
                     while (i < n && xs[i] < p) ++i;
                     if (i >= n) fail("sum: point beyond a function's domain");
                     const double x = xs[i];
-                    Vec& lt = left_total[k];
-                    Vec& rt = right_total[k];
                     if (x == p) {
                         const Vec& left = ys[i];
                         const Vec& right = (i + 1 < n && xs[i + 1] == p) ? ys[i + 1] : ys[i];
                         for (int r = 0; r < 5; ++r) {
-                            lt[r] += left[r];
-                            rt[r] += right[r];
+                            total[r * count + k] += left[r];
+                            total[(5 + r) * count + k] += right[r];
                         }
-                    } else {
-                        if (i == 0) fail("sum: point before a function's domain");
-                        const Vec& lv = ys[i - 1];
-                        const Vec& rv = ys[i];
-                        // A flat segment (every ``rv - lv`` exactly zero, so finite) interpolates
-                        // to ``lv + 0.0 * t`` = ``rv - 0.0 * u``: ``lv`` up to the sign of a zero,
-                        // which adding into totals that start at +0.0 cannot see. Skipping the
-                        // division there is exact; most points meet a child's flat tail.
-                        bool flat = true;
-                        for (int r = 0; r < 5; ++r) flat &= (rv[r] - lv[r]) == 0.0;
-                        const Vec v = flat ? lv : interpolate_vector(xs[i - 1], lv, x, rv, p);
-                        for (int r = 0; r < 5; ++r) {
-                            lt[r] += v[r];
-                            rt[r] += v[r];
-                        }
+                        ++k;
+                        continue;
                     }
+                    if (i == 0) fail("sum: point before a function's domain");
+                    const std::size_t stop =
+                        static_cast<std::size_t>(std::lower_bound(pts + k + 1, pts + end, x) - pts);
+                    const Vec& lv = ys[i - 1];
+                    const Vec& rv = ys[i];
+                    // A flat segment (every ``rv - lv`` exactly zero, so finite) interpolates to
+                    // ``lv + 0.0 * t`` = ``rv - 0.0 * u``: ``lv`` up to the sign of a zero, which
+                    // adding into totals that start at +0.0 cannot see. Skipping the division
+                    // there is exact; most points meet a child's flat tail.
+                    bool flat = true;
+                    for (int r = 0; r < 5; ++r) flat &= (rv[r] - lv[r]) == 0.0;
+                    if (flat) {
+                        kernels.flat(total, count, k, stop, lv);
+                    } else {
+                        kernels.sloped(total, count, pts, k, stop, xs[i - 1], x, lv, rv, frac);
+                    }
+                    k = stop;
                 }
                 cursors[c] = i;
             }
@@ -297,6 +413,13 @@ VChain sum_chains(const std::vector<const VChain*>& chains) {
     } else {
         sum_range(0, count);
     }
+    std::vector<Vec> left_total(count), right_total(count);
+    for (std::size_t k = 0; k < count; ++k)
+        for (int r = 0; r < 5; ++r) {
+            left_total[k][r] = totals[r * count + k];
+            right_total[k][r] = totals[(5 + r) * count + k];
+        }
+    totals = std::vector<double>();
     return build_from_limits(points, left_total, right_total);
 }
 
@@ -420,11 +543,18 @@ double crossing(double left, double right, const std::array<double, 4>& lo,
 // One resource's inverse, restricted, shifted and extended: the reference
 // ``extract_component(r, f).transpose().narrow(g, limit).trim_left().shift(-g).extend_right(1)
 // .trim()`` of ``functions._max_fit_factor_by_suggestion``, walked with one cursor.
-SChain component_inverse(const VChain& fsbff, int r, double limit_share, double guarantee_share) {
+void component_inverse(const VChain& fsbff, int r, double limit_share, double guarantee_share,
+                       Workspace& w, SChain& out) {
     const auto& fx = fsbff.x;
     const auto& fv = fsbff.y;
-    std::vector<double> a{fv[0][r], fv[1][r]};
-    std::vector<double> f{fx[0], fx[1]};
+    std::vector<double>& a = w.a;
+    std::vector<double>& f = w.f;
+    a.clear();
+    f.clear();
+    a.push_back(fv[0][r]);
+    a.push_back(fv[1][r]);
+    f.push_back(fx[0]);
+    f.push_back(fx[1]);
     for (std::size_t i = 2; i < fx.size(); ++i) push_point(f, a, fx[i], fv[i][r]);
     // (push_point on (f, a) treats f as arguments and a as values: the extraction's merge rule.)
     const double lo = a.front();
@@ -436,7 +566,10 @@ SChain component_inverse(const VChain& fsbff, int r, double limit_share, double 
     std::size_t i = 0;
     while (i < n && a[i] < g) ++i;
     if (i == n) fail("max fit factor: guarantee beyond the function's values");
-    std::vector<double> xs, ys;
+    std::vector<double>& xs = out.x;
+    std::vector<double>& ys = out.y;
+    xs.clear();
+    ys.clear();
     if (a[i] == g) {
         if (i + 1 < n && a[i + 1] == g) {
             xs = {g, g};
@@ -480,11 +613,17 @@ SChain component_inverse(const VChain& fsbff, int r, double limit_share, double 
     }
     // shift(-g)
     if (g != 0.0) {
-        std::vector<double> sx{xs[0] - g, xs[1] - g};
-        std::vector<double> sy{ys[0], ys[1]};
+        std::vector<double>& sx = w.sx;
+        std::vector<double>& sy = w.sy;
+        sx.clear();
+        sy.clear();
+        sx.push_back(xs[0] - g);
+        sx.push_back(xs[1] - g);
+        sy.push_back(ys[0]);
+        sy.push_back(ys[1]);
         for (std::size_t j = 2; j < xs.size(); ++j) push_point(sx, sy, xs[j] - g, ys[j]);
-        xs = std::move(sx);
-        ys = std::move(sy);
+        xs.swap(sx);
+        ys.swap(sy);
     }
     // extend_right(1.0), then trim
     if (xs.back() < 1.0) {
@@ -501,7 +640,6 @@ SChain component_inverse(const VChain& fsbff, int r, double limit_share, double 
             ys = {ys[0], ys[0]};
         }
     }
-    return SChain{std::move(xs), std::move(ys)};
 }
 
 }  // namespace
@@ -509,9 +647,17 @@ SChain component_inverse(const VChain& fsbff, int r, double limit_share, double 
 // MFFBS: the reference ``pointwise_min_all`` over the five inverses.  A constant component's
 // inverse is the constant right bound on [0, 1]: it never binds and adds no critical point, so
 // it is skipped (unless some inverse's domain is not [0, 1]: then all five, as the reference).
-SChain max_fit_factor_by_suggestion(const VChain& f, const Vec& limits, const Vec& guarantee) {
+SChain max_fit_factor_by_suggestion(const VChain& f, const Vec& limits, const Vec& guarantee,
+                                    Workspace& w) {
+    // The running minimum lives in ``w.acc``; each step writes into ``w.next`` and swaps, so
+    // the five inverses and four minimums reuse the same buffers for every element.
+    auto exact_copy = [](const SChain& c) {
+        SChain out;
+        out.x.assign(c.x.begin(), c.x.end());
+        out.y.assign(c.y.begin(), c.y.end());
+        return out;
+    };
     bool have = false;
-    SChain result;
     for (int r = 0; r < 5; ++r) {
         const double c = f.y[0][r];
         bool constant = true;
@@ -521,30 +667,40 @@ SChain max_fit_factor_by_suggestion(const VChain& f, const Vec& limits, const Ve
                 break;
             }
         if (constant) continue;
-        SChain inverse = component_inverse(f, r, limits[r], guarantee[r]);
-        if (inverse.x.front() != 0.0 || inverse.x.back() != 1.0) {
+        component_inverse(f, r, limits[r], guarantee[r], w, w.inverse);
+        if (w.inverse.x.front() != 0.0 || w.inverse.x.back() != 1.0) {
             // Generic: all five inverses, constants included.
-            SChain all = component_inverse(f, 0, limits[0], guarantee[0]);
-            for (int s = 1; s < 5; ++s)
-                all = pointwise_min(all, component_inverse(f, s, limits[s], guarantee[s]));
-            return all;
+            component_inverse(f, 0, limits[0], guarantee[0], w, w.acc);
+            for (int s = 1; s < 5; ++s) {
+                component_inverse(f, s, limits[s], guarantee[s], w, w.inverse);
+                pointwise_min(w.acc, w.inverse, w.next);
+                std::swap(w.acc, w.next);
+            }
+            return exact_copy(w.acc);
         }
         if (!have) {
-            result = std::move(inverse);
+            std::swap(w.acc, w.inverse);
             have = true;
         } else {
-            result = pointwise_min(result, inverse);
+            pointwise_min(w.acc, w.inverse, w.next);
+            std::swap(w.acc, w.next);
         }
     }
     if (!have) {
         const double last = f.x.back();
         return SChain{{0.0, 1.0}, {last, last}};
     }
-    return result;
+    return exact_copy(w.acc);
 }
 
 // ``plf.pointwise_min`` with its crossing search, in one merged pass over both chains' points.
 SChain pointwise_min(const SChain& A, const SChain& B) {
+    SChain out;
+    pointwise_min(A, B, out);
+    return out;
+}
+
+void pointwise_min(const SChain& A, const SChain& B, SChain& out) {
     const auto& ax = A.x;
     const auto& ay = A.y;
     const auto& bx = B.x;
@@ -556,7 +712,10 @@ SChain pointwise_min(const SChain& A, const SChain& B) {
     const std::size_t nb = bx.size();
     std::size_t ia = bisect_left(ax, lb);
     std::size_t ib = bisect_left(bx, lb);
-    std::vector<double> xs, ys;
+    std::vector<double>& xs = out.x;
+    std::vector<double>& ys = out.y;
+    xs.clear();
+    ys.clear();
     xs.reserve(na + nb + 8);
     ys.reserve(na + nb + 8);
     double p = lb;
@@ -628,16 +787,23 @@ SChain pointwise_min(const SChain& A, const SChain& B) {
         p = nxa < nxb ? nxa : nxb;
         if (p > rb) p = rb;
     }
-    return SChain{std::move(xs), std::move(ys)};
 }
 
 // ``plf.compose(outer, inner).trim()``.
 VChain compose(const VChain& F, const SChain& M) {
+    Workspace w;
+    VChain out;
+    compose(F, M, w, out);
+    return out;
+}
+
+void compose(const VChain& F, const SChain& M, Workspace& w, VChain& c) {
     const auto& fx = F.x;
     const auto& fv = F.y;
     const auto& mx = M.x;
     const auto& my = M.y;
-    std::vector<std::pair<double, double>> points;
+    auto& points = w.points;
+    points.clear();
     points.reserve(mx.size() + fx.size());
     for (std::size_t k = 0; k < mx.size(); ++k) points.emplace_back(mx[k], my[k]);
     const double lo = my.front();
@@ -662,8 +828,10 @@ VChain compose(const VChain& F, const SChain& M) {
     }
     if (points.size() > n) std::sort(points.begin(), points.end());
 
-    std::vector<double> out_x;
-    std::vector<Vec> out_y;
+    std::vector<double>& out_x = w.out_x;
+    std::vector<Vec>& out_y = w.out_y;
+    out_x.clear();
+    out_y.clear();
     out_x.reserve(points.size() * 2);
     out_y.reserve(points.size() * 2);
     const std::size_t count = points.size();
@@ -711,7 +879,8 @@ VChain compose(const VChain& F, const SChain& M) {
         out_y.push_back(right_limit ? right_value(v) : left_value(v));
     }
     if (out_x.size() < 2) fail("a piecewise-linear function needs at least one segment");
-    VChain c;
+    c.x.clear();
+    c.y.clear();
     c.x.reserve(out_x.size());
     c.y.reserve(out_x.size());
     c.x.push_back(out_x[0]);
@@ -729,7 +898,6 @@ VChain compose(const VChain& F, const SChain& M) {
             c.y = {c.y[0], c.y[0]};
         }
     }
-    return c;
 }
 
 // ``plf.compress``: the greedy corridor test of ``CompressFunction``.
@@ -764,23 +932,21 @@ VChain compress(const VChain& F, double eps) {
             const double rbx = xs[c + 1];
             const Vec& v = ys[c + 1];
             const double dx = rbx - lb;
+            // Every resource is updated even after one has left the corridor (the reference
+            // stops at the first): the corridor is rebuilt from scratch after a stop, so the
+            // extra updates are never read, and the loop runs without data-dependent jumps.
             bool stop = false;
             for (int r = 0; r < 5; ++r) {
                 const double cty = (v[r] + eps) - l[r];
                 const double cby = (v[r] - eps) - l[r];
-                if (dx * ty[r] - tx[r] * cty > 0) {
-                    tx[r] = dx;
-                    ty[r] = cty;
-                }
-                if (dx * by[r] - bx[r] * cby < 0) {
-                    bx[r] = dx;
-                    by[r] = cby;
-                }
+                const bool top = dx * ty[r] - tx[r] * cty > 0;
+                tx[r] = top ? dx : tx[r];
+                ty[r] = top ? cty : ty[r];
+                const bool bottom = dx * by[r] - bx[r] * cby < 0;
+                bx[r] = bottom ? dx : bx[r];
+                by[r] = bottom ? cby : by[r];
                 const double u = v[r] - l[r];
-                if (bx[r] * u - dx * by[r] <= 0 || tx[r] * u - dx * ty[r] >= 0) {
-                    stop = true;
-                    break;
-                }
+                stop |= (bx[r] * u - dx * by[r] <= 0) | (tx[r] * u - dx * ty[r] >= 0);
             }
             if (stop) break;
             end = c + 1;

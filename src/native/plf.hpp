@@ -6,8 +6,10 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ytsched {
@@ -72,8 +74,10 @@ inline double pymax(double a, double b) { return b > a ? b : a; }
 
 // --- the merge rule ---------------------------------------------------------------------------
 
+// Inlined everywhere: it runs once per point of every chain built.
 template <class T>
-void push_point(std::vector<double>& xs, std::vector<T>& ys, double x, const T& y) {
+[[gnu::always_inline]] inline void push_point(std::vector<double>& xs, std::vector<T>& ys, double x,
+                                              const T& y) {
     const std::size_t n = xs.size();
     const double px = xs[n - 1];
     const T py = ys[n - 1];
@@ -109,20 +113,41 @@ void add_point(std::vector<double>& xs, std::vector<T>& ys, double x, const T& y
     }
 }
 
+// ``c ? a : b`` without a jump: GCC keeps a branch for a double ``?:`` whose arms are
+// arithmetic (it may not evaluate an arm the program would not have, as that could raise a
+// floating-point exception), so the choice is made on the bits.
+inline double select_double(bool c, double a, double b) {
+    uint64_t ua, ub;
+    std::memcpy(&ua, &a, sizeof ua);
+    std::memcpy(&ub, &b, sizeof ub);
+    const uint64_t mask = uint64_t{0} - static_cast<uint64_t>(c);
+    const uint64_t bits = (ua & mask) | (ub & ~mask);
+    double out;
+    std::memcpy(&out, &bits, sizeof out);
+    return out;
+}
+
+// Both of the reference's expressions are computed and one is selected: the same doubles as
+// its branch (IEEE operations have no side effects the result could see), without the
+// mispredicted jump on ``t < 0.5``, which is a coin toss along a chain.
 inline double interpolate(double lb, double lv, double rb, double rv, double x) {
     const double t = (x - lb) / (rb - lb);
-    if (t < 0.5) return lv + (rv - lv) * t;
-    return rv - (rv - lv) * (1.0 - t);
+    const double d = rv - lv;
+    const double from_left = lv + d * t;
+    const double from_right = rv - d * (1.0 - t);
+    return select_double(t < 0.5, from_left, from_right);
 }
 
 inline Vec interpolate_vector(double lb, const Vec& lv, double rb, const Vec& rv, double x) {
     const double t = (x - lb) / (rb - lb);
+    const double u = 1.0 - t;
+    const bool left = t < 0.5;
     Vec out;
-    if (t < 0.5) {
-        for (int r = 0; r < 5; ++r) out[r] = lv[r] + (rv[r] - lv[r]) * t;
-    } else {
-        const double u = 1.0 - t;
-        for (int r = 0; r < 5; ++r) out[r] = rv[r] - (rv[r] - lv[r]) * u;
+    for (int r = 0; r < 5; ++r) {
+        const double d = rv[r] - lv[r];
+        const double from_left = lv[r] + d * t;
+        const double from_right = rv[r] - d * u;
+        out[r] = select_double(left, from_left, from_right);
     }
     return out;
 }
@@ -168,6 +193,12 @@ std::size_t parallel_sum_pairs();
 void set_parallel_sum_pairs(std::size_t pairs);
 VChain constant_chain(double lb, double rb, const Vec& value);
 
+// Whether pool sums use their AVX2 kernels (default: when the CPU has AVX2). Both kernels give
+// the same doubles; ``set_wide_vector_kernels`` returns the previous setting and ignores
+// ``true`` on a CPU without AVX2.
+bool wide_vector_kernels();
+bool set_wide_vector_kernels(bool enabled);
+
 // The improved FSBFF of a pool: one unit of fit factor per (critical point, child).
 struct ImprovedParts {
     std::size_t count = 0;      // fit factors 0 .. count - 1
@@ -182,9 +213,25 @@ VChain improved_sum(const std::vector<const VChain*>& chains, ImprovedParts& par
 // ``generic``: the sum of the children shifted to [k, k + 1] and extended to [0, n].
 VChain fifo_fsbff(const std::vector<const VChain*>& chains, bool fast);
 
-SChain max_fit_factor_by_suggestion(const VChain& f, const Vec& limits, const Vec& guarantee);
+// Scratch buffers that one update's function builders reuse from element to element (an
+// operation's five inverses, four minimums and composition would otherwise allocate some forty
+// small vectors). Owned by the update, so they are freed with it.
+struct Workspace {
+    std::vector<double> a, f, sx, sy;
+    SChain inverse, acc, next;
+    std::vector<std::pair<double, double>> points;
+    std::vector<double> out_x;
+    std::vector<Vec> out_y;
+    VChain composed;
+};
+
+// The result is allocated to its exact size (it is kept until the distribution).
+SChain max_fit_factor_by_suggestion(const VChain& f, const Vec& limits, const Vec& guarantee,
+                                    Workspace& w);
 SChain pointwise_min(const SChain& a, const SChain& b);
+void pointwise_min(const SChain& a, const SChain& b, SChain& out);
 VChain compose(const VChain& f, const SChain& m);
+void compose(const VChain& f, const SChain& m, Workspace& w, VChain& out);
 VChain compress(const VChain& f, double epsilon = 1e-15);
 
 }  // namespace ytsched

@@ -33,7 +33,7 @@ from tests.fairshare.scenario_runner import load_scenario
 from tests.fairshare.strategies import snapshots
 from tests.fairshare.test_golden import GOLDEN_DIR, GPU_DUMP, golden_document
 from treegen import generate_tree  # type: ignore[import-not-found]
-from ytsched.fairshare.native import set_parallel_sum_pairs
+from ytsched.fairshare.native import set_parallel_sum_pairs, use_wide_vector_kernels
 from ytsched.fairshare.update import run_update
 from ytsched.snapshot import parse_snapshot
 
@@ -147,3 +147,33 @@ def test_scenario_threaded_sums(path: Path, threaded_sums: None) -> None:
 def test_parallel_sum_threshold_refuses_negative() -> None:
     with pytest.raises(ValueError, match="threshold"):
         set_parallel_sum_pairs(-1)
+
+
+@pytest.fixture
+def baseline_kernels() -> Iterator[None]:
+    """Pool sums on their SSE2 kernels (the AVX2 ones are the default where the CPU has AVX2)."""
+    previous = use_wide_vector_kernels(False)
+    try:
+        yield
+    finally:
+        use_wide_vector_kernels(previous)
+
+
+def test_wide_vector_kernels_switch(baseline_kernels: None) -> None:
+    assert use_wide_vector_kernels(False) is False
+
+
+@pytest.mark.parametrize("path", SCENARIOS[1::4], ids=[path.stem for path in SCENARIOS[1::4]])
+def test_scenario_baseline_kernels(path: Path, baseline_kernels: None) -> None:
+    for document in _scenario_snapshots(path):
+        assert_identical(document)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 10**6), st.sampled_from(OPTION_SETS), st.integers(2, 6))
+def test_generated_trees_baseline_kernels(seed: int, options: dict[str, Any], depth: int) -> None:
+    previous = use_wide_vector_kernels(False)
+    try:
+        assert_identical(generate_tree(12, 60, depth=depth, seed=seed, options=options))
+    finally:
+        use_wide_vector_kernels(previous)

@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ytsched.errors import SnapshotError
+from ytsched.fairshare import hugepages
 from ytsched.fairshare.model import (
     FifoSortParameter,
     IntegralGuaranteeType,
@@ -176,8 +177,8 @@ def build_flat(snapshot: TreeSnapshot) -> FlatTree:
     if root is None:
         raise SnapshotError("MissingRoot", "no pool without a parent: the tree has no root")
 
-    in_f = np.zeros((n, IN_F), dtype=np.float64)
-    in_i = np.zeros((n, IN_I), dtype=np.int32)
+    in_f = hugepages.zeros((n, IN_F), np.float64)
+    in_i = hugepages.zeros((n, IN_I), np.int32)
     parents = np.full(n, -1, dtype=np.int32)
     for position, spec in enumerate(pools):
         if spec.parent is None:
@@ -229,41 +230,7 @@ def build_flat(snapshot: TreeSnapshot) -> FlatTree:
             op.is_gang or (vanilla and op.operation_type == "vanilla") for op in operations
         ]
 
-    gpu_only = options.use_only_gpu_strong_guarantees
-    for position, spec in enumerate(pools):
-        row_f = in_f[position]
-        row_i = in_i[position]
-        row_f[IN_WEIGHT] = 1.0 if spec.weight is None else spec.weight
-        row_i[II_WEIGHT_EXPLICIT] = spec.weight is not None
-        row_f[IN_LIMITS : IN_LIMITS + 5] = total if spec.parent is None else spec.resource_limits
-        mask = 0
-        for resource, value in spec.strong_guarantee_resources.items():
-            if gpu_only and resource != GPU_INDEX:
-                continue
-            mask |= 1 << resource
-            row_f[IN_EXPLICIT_SG + resource] = value
-        row_i[II_SG_MASK] = mask
-        row_i[II_FIFO] = spec.mode is SchedulingMode.FIFO
-        ig = spec.integral_guarantees
-        row_i[II_INTEGRAL_TYPE] = _INTEGRAL_CODES[ig.guarantee_type]
-        row_f[IN_FLOW : IN_FLOW + 5] = ig.resource_flow
-        row_f[IN_BURST : IN_BURST + 5] = ig.burst_guarantee_resources
-        if ig.relaxed_share_multiplier_limit is not None:
-            row_f[IN_RELAXED_MULT] = ig.relaxed_share_multiplier_limit
-            row_i[II_RELAXED_MULT_SET] = 1
-        row_i[II_CAN_ACCEPT] = ig.can_accept_free_volume
-        distribute = ig.should_distribute_free_volume_among_children
-        row_i[II_SHOULD_DISTRIBUTE] = -1 if distribute is None else int(distribute)
-        row_f[IN_VOLUME : IN_VOLUME + 5] = spec.accumulated_resource_volume
-        row_f[IN_LAST_RATIO] = spec.last_integral_share_ratio
-        for k, parameter in enumerate(spec.fifo_sort_parameters[:3]):
-            row_i[II_FIFO_PARAMS + k] = _FIFO_CODES[parameter]
-        if len(spec.fifo_sort_parameters) > 3:
-            raise _bad(f"pool {spec.name!r}: at most three fifo sort parameters")
-        row_i[II_PROMISED] = spec.compute_promised_guarantee_fair_share
-        row_i[II_FIFO_REORDER] = spec.enable_fifo_children_reordering_for_guarantee_utilization
-        row_i[II_STEP_ENABLED] = spec.enable_step_function_for_gang_operations
-
+    _fill_pools(in_f, in_i, snapshot)
     _check_values(in_f, names)
     return FlatTree(
         in_f=in_f,
@@ -274,6 +241,74 @@ def build_flat(snapshot: TreeSnapshot) -> FlatTree:
         operation_names=operation_names,
         root_index=root,
     )
+
+
+def _fill_pools(
+    in_f: npt.NDArray[np.float64], in_i: npt.NDArray[np.int32], snapshot: TreeSnapshot
+) -> None:
+    """Write the pools' rows (the first ``len(pools)`` rows) column by column.
+
+    Gathering each column into a list and assigning it once costs a fraction of assigning
+    numpy rows field by field (about 15 numpy calls per pool: half of the flat input's time on
+    the production tree).
+    """
+    pools = snapshot.pools
+    count = len(pools)
+    if not count:
+        return
+    total = tuple(snapshot.total_resource_limits)
+    gpu_only = snapshot.options.use_only_gpu_strong_guarantees
+    floats: list[list[float]] = []
+    ints: list[list[int]] = []
+    for spec in pools:
+        explicit_sg = [0.0] * 5
+        mask = 0
+        for resource, value in spec.strong_guarantee_resources.items():
+            if gpu_only and resource != GPU_INDEX:
+                continue
+            mask |= 1 << resource
+            explicit_sg[resource] = value
+        ig = spec.integral_guarantees
+        relaxed = ig.relaxed_share_multiplier_limit
+        distribute = ig.should_distribute_free_volume_among_children
+        parameters = spec.fifo_sort_parameters
+        if len(parameters) > 3:
+            raise _bad(f"pool {spec.name!r}: at most three fifo sort parameters")
+        fifo_codes = [_FIFO_CODES[parameter] for parameter in parameters]
+        fifo_codes += [-1] * (3 - len(fifo_codes))
+        # Columns in ``InF`` order: weight, demand (zero: pools sum their children's), usage,
+        # limits, explicit guarantees, flow, burst, relaxed multiplier, volume, last ratio.
+        floats.append(
+            [
+                1.0 if spec.weight is None else spec.weight,
+                *(0.0,) * 10,
+                *(total if spec.parent is None else spec.resource_limits),
+                *explicit_sg,
+                *ig.resource_flow,
+                *ig.burst_guarantee_resources,
+                0.0 if relaxed is None else relaxed,
+                *spec.accumulated_resource_volume,
+                spec.last_integral_share_ratio,
+            ]
+        )
+        # ``InI`` columns from II_WEIGHT_EXPLICIT to II_STEP_ENABLED.
+        ints.append(
+            [
+                spec.weight is not None,
+                mask,
+                _INTEGRAL_CODES[ig.guarantee_type],
+                relaxed is not None,
+                ig.can_accept_free_volume,
+                -1 if distribute is None else int(distribute),
+                *fifo_codes,
+                spec.compute_promised_guarantee_fair_share,
+                spec.enable_fifo_children_reordering_for_guarantee_utilization,
+                spec.enable_step_function_for_gang_operations,
+            ]
+        )
+    in_f[:count, IN_WEIGHT : IN_LAST_RATIO + 1] = floats
+    in_i[:count, II_WEIGHT_EXPLICIT : II_STEP_ENABLED + 1] = ints
+    in_i[:count, II_FIFO] = [spec.mode is SchedulingMode.FIFO for spec in pools]
 
 
 def _check_values(in_f: npt.NDArray[np.float64], names: list[str]) -> None:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from ytsched.errors import YtschedError
+from ytsched.fairshare import hugepages
 from ytsched.fairshare.elements import Element, IntegralState
 from ytsched.fairshare.flat import FlatTree, build_flat
 from ytsched.fairshare.functions import without_cyclic_gc
@@ -105,12 +106,22 @@ def set_parallel_sum_pairs(pairs: int) -> int:
     return previous
 
 
+def use_wide_vector_kernels(enabled: bool) -> bool:
+    """Let pool sums use their AVX2 kernels (the default where the CPU has AVX2) or not; returns
+    the previous setting.
+
+    Both kernel builds perform the same IEEE operations per point, so the results are the same
+    doubles; tests switch the wide ones off to compare the SSE2 build with the reference too.
+    """
+    return bool(_load().set_wide_vector_kernels(enabled))
+
+
 def run_flat(flat: FlatTree) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], tuple[Any, ...]]:
     """Run the core on checked arrays: (float results, int results, error summary)."""
     module = _load()
     n = flat.in_f.shape[0]
-    out_f = np.empty((n, OUT_F), dtype=np.float64)
-    out_i = np.empty((n, OUT_I), dtype=np.int32)
+    out_f = hugepages.empty((n, OUT_F), np.float64)
+    out_i = hugepages.empty((n, OUT_I), np.int32)
     try:
         summary = module.run_update(flat.in_f, flat.in_i, flat.opts_f, flat.opts_i, out_f, out_i)
     except module.NativeEngineError as error:
