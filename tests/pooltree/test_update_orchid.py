@@ -6,7 +6,7 @@ import pytest
 
 from tests.pooltree.helpers import GIB, scheduler, vanilla
 from ytsched.fairshare.model import FifoSortParameter, IntegralGuaranteeType, SchedulingMode
-from ytsched.pooltree import PoolTrees
+from ytsched.pooltree import PoolTrees, snapshot
 from ytsched.resources import INFINITE_AMOUNT
 
 
@@ -206,3 +206,26 @@ def test_fifo_pool_orders_operations_by_sort_parameters() -> None:
     tree.update_pool("q", {"fifo_sort_parameters": ["start_time"]})
     trees.update(now=5)
     assert tree.orchid()["operations"]["early"]["fifo_index"] == 0
+
+
+def test_pool_inputs_memo_follows_config_changes() -> None:
+    """Pools' config-derived engine inputs are reused between updates only while the config
+    object is the same: after a reconfiguration the engine reads the new settings, exactly
+    what a snapshot without the memo gives."""
+    trees = _project_root()
+    tree = trees.tree("physical")
+    trees.start_operation("op", user="u", spec=vanilla("batch", jobs=20), now=1)
+    trees.update(now=2)
+    assert "batch" in tree.pool_spec_memo
+    kept = tree.pool_spec_memo["batch"][1]
+    trees.update(now=3)
+    assert tree.pool_spec_memo["batch"][1] is kept
+    tree.update_pool("batch", {"weight": 7, "resource_limits": {"cpu": 30}}, now=4)
+    total = trees.tree_resource_limits("physical")
+    memo = dict(tree.pool_spec_memo)
+    with_memo = snapshot.to_snapshot(tree, 5.0, 4.0, total, None, memo)
+    without = snapshot.to_snapshot(tree, 5.0, 4.0, total)
+    assert repr(with_memo.pools) == repr(without.pools)
+    batch = next(p for p in with_memo.pools if p.name == "batch")
+    assert batch.weight == 7 and batch.resource_limits[1] == 30
+    assert memo["batch"][1] is not kept

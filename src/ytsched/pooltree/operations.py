@@ -64,6 +64,27 @@ class Transition:
         }
 
 
+class EndWatch:
+    """A count of watched jobs that ended: the scheduler's ledger gives the jobs on one node
+    the node's watch, and counts down the ended ones it drops, so the count says at once
+    whether an allocation there belongs to a job that ended elsewhere (its operation was
+    aborted, its node left the tree) without visiting the node's allocations."""
+
+    __slots__ = ("ended", "parent")
+
+    def __init__(self, parent: EndWatch | None = None) -> None:
+        self.ended = 0
+        self.parent = parent
+        """A watch that counts the ends this one counts, too (all nodes' jobs, say)."""
+
+    def add(self, count: int) -> None:
+        """Count ``count`` more ended jobs (negative: fewer) here and in the parents."""
+        watch: EndWatch | None = self
+        while watch is not None:
+            watch.ended += count
+            watch = watch.parent
+
+
 @dataclass(slots=True)
 class Job:
     """One run (attempt) of one job of a task."""
@@ -81,7 +102,11 @@ class Job:
     reason: str | None = None
     usage_released: bool = False
     """The scheduler preempted the job and no longer counts its resources as usage while the
-    job finishes (YTsaurus zeroes a preempted allocation's usage at once); it still runs."""
+    job finishes (YTsaurus zeroes a preempted allocation's usage at once); it still runs.
+    Set through :meth:`Operation.release_job_usage` (which counts the changes)."""
+    watch: EndWatch | None = field(default=None, compare=False, repr=False)
+    """Counts this job's end (see :class:`EndWatch`); the job state changes only in
+    :meth:`Operation._end_job`, which counts it."""
 
 
 def job_resources(spec: TaskSpec) -> Vector:
@@ -147,6 +172,10 @@ class Operation:
         """Per tree: ``"pending"`` or ``"running"`` (kept by the trees)."""
         self.tree_reasons: dict[str, str] = {}
         self.failed_job_count = 0
+        self.usage_releases = 0
+        """How many times :meth:`release_job_usage` released a running job's usage (never
+        decreases): with the same count, no job's ``usage_released`` changed in between, which
+        lets ``ytsched.pooltree.snapshot`` reuse a usage sum without visiting the jobs."""
         self.error: str | None = None
         self.pool_trees: list[str] = []
         """Trees the operation was admitted to."""
@@ -316,6 +345,15 @@ class Operation:
             self._eligibility(task_name).on_started(tree, tree in self.tentative_trees, now)
         return job
 
+    def release_job_usage(self, job: Job) -> None:
+        """Stop counting a running job's resources as usage (the scheduler preempted it).
+
+        The only way ``usage_released`` turns true, so that :attr:`usage_releases` counts
+        every change of the flag."""
+        if not job.usage_released:
+            job.usage_released = True
+            self.usage_releases += 1
+
     def running_job(self, job_id: str) -> Job:
         job = self.running_jobs.get(job_id)
         if job is None:
@@ -346,6 +384,9 @@ class Operation:
 
     def _end_job(self, job: Job, state: JobState, now: float, reason: str | None) -> None:
         job.state = state
+        watch = job.watch
+        if watch is not None:
+            watch.add(1)
         job.finish_time = now
         job.reason = reason
         del self.running_jobs[job.id]

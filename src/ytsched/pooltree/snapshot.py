@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from itertools import islice
-from operator import attrgetter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ytsched.config.pool import PoolConfig
 from ytsched.config.tree import TreeConfig
@@ -82,34 +81,56 @@ def _integral(config: PoolConfig) -> IntegralGuarantees:
     )
 
 
-def pool_spec(pool: Pool) -> PoolSpec:
+def pool_spec(
+    pool: Pool, memo: PoolSpecMemo | None = None, fresh: PoolSpecMemo | None = None
+) -> PoolSpec:
+    """The pool's engine input.  With ``memo`` (the last update's, see :data:`PoolSpecMemo`),
+    what comes from the pool's config is reused while the config object is the same (configs
+    are frozen models: a change replaces the object); ``fresh`` receives this update's."""
     if pool.is_root:
         return PoolSpec(name=pool.name, parent=None)
     config = pool.effective
+    known = memo.get(pool.name) if memo is not None else None
+    parts = _config_parts(config) if known is None or known[0] is not config else known[1]
+    if fresh is not None:
+        fresh[pool.name] = (config, parts)
     return PoolSpec(
         name=pool.name,
         parent=pool.parent_name,
-        mode=SchedulingMode(config.mode),
-        weight=config.weight,
-        strong_guarantee_resources=config.strong_guarantee_resources.specified(),
-        resource_limits=config.resource_limits.limits_vector(),
-        integral_guarantees=_integral(config),
         accumulated_resource_volume=pool.accumulated_resource_volume,
         last_integral_share_ratio=pool.last_integral_share_ratio,
-        fifo_sort_parameters=tuple(FifoSortParameter(p) for p in config.fifo_sort_parameters),
-        compute_promised_guarantee_fair_share=config.compute_promised_guarantee_fair_share,
-        enable_fifo_children_reordering_for_guarantee_utilization=(
-            config.enable_fifo_children_reordering_for_guarantee_utilization
-        ),
-        enable_step_function_for_gang_operations=config.enable_step_function_for_gang_operations,
+        **parts,
     )
 
 
-_RELEASED = attrgetter("usage_released")
+def _config_parts(config: PoolConfig) -> dict[str, Any]:
+    """The fields of a pool's :class:`PoolSpec` that depend on its (effective) config alone
+    (the engine only reads them)."""
+    return {
+        "mode": SchedulingMode(config.mode),
+        "weight": config.weight,
+        "strong_guarantee_resources": config.strong_guarantee_resources.specified(),
+        "resource_limits": config.resource_limits.limits_vector(),
+        "integral_guarantees": _integral(config),
+        "fifo_sort_parameters": tuple(FifoSortParameter(p) for p in config.fifo_sort_parameters),
+        "compute_promised_guarantee_fair_share": config.compute_promised_guarantee_fair_share,
+        "enable_fifo_children_reordering_for_guarantee_utilization": (
+            config.enable_fifo_children_reordering_for_guarantee_utilization
+        ),
+        "enable_step_function_for_gang_operations": (
+            config.enable_step_function_for_gang_operations
+        ),
+    }
+
+
+PoolSpecMemo = dict[str, tuple[PoolConfig, dict[str, Any]]]
+"""Per pool: its effective config at the last update (kept alive, so compared by identity)
+and the :class:`PoolSpec` fields derived from it (:func:`_config_parts`)."""
+
 
 UsageMemo = dict[str, tuple[Operation, int, int, int, Vector]]
-"""Per operation: the operation, its running-job count, ended-job count and count of running
-jobs with released usage, and its usage in the tree then (see :func:`_memoized_usage`)."""
+"""Per operation: the operation, its running-job count, ended-job count and
+``usage_releases`` count, and its usage in the tree then (see :func:`_memoized_usage`)."""
 
 
 def _memoized_usage(
@@ -123,33 +144,35 @@ def _memoized_usage(
     (``completed_count``, ``failed_count`` or ``aborted_count``, never decreased): with the
     same running count and the same ended count, no job started or ended, so the same jobs
     are there in the same order.  A job's ``resources`` and ``tree`` are set when it starts;
-    ``usage_released`` only ever turns true (on preemption), so among the same jobs the same
-    count of released ones means the same ones.  The sum is then the same, bit for bit.
-    ``ended`` is that ended count (the caller sums it with other per-task figures).
+    ``usage_released`` only ever turns true, through ``Operation.release_job_usage``, which
+    counts it in ``usage_releases``: with the same count, no flag changed.  The sum is then
+    the same, bit for bit, and no job needs a visit.  ``ended`` is that ended count (the
+    caller sums it with other per-task figures).
 
-    With the same ended count but ``k`` more running jobs, only starts happened: the first
-    jobs are the same ones in the same order and the ``k`` last ones are new.  If the new
-    ones account for all the extra released jobs, the old ones' flags are as they were, and
-    the sum over all is the memoized sum continued over the new jobs (a left fold).
+    With the same ended and release counts but ``k`` more running jobs, only starts
+    happened: the first jobs are the same ones in the same order with the same flags, and
+    the ``k`` last ones are new, so the sum over all is the memoized sum continued over the
+    new jobs (a left fold).  Anything else sums from scratch.
     """
     running = operation.running_jobs
     count = len(running)
-    released = sum(map(_RELEASED, running.values()))
+    releases = operation.usage_releases
     known = memo.get(operation.id)
-    if known is None or known[0] is not operation or known[2] != ended:
+    if (
+        known is None
+        or known[0] is not operation
+        or known[2] != ended
+        or known[3] != releases
+        or known[1] > count
+    ):
         usage = _resource_usage(operation, tree)
-    elif known[1] == count and known[3] == released:
+    elif known[1] == count:
         usage = known[4]
-    elif known[1] < count:
+    else:
         started = list(islice(reversed(running.values()), count - known[1]))
         started.reverse()
-        if known[3] == released - sum(map(_RELEASED, started)):
-            usage = _fold_usage(known[4], started, tree)
-        else:
-            usage = _resource_usage(operation, tree)
-    else:
-        usage = _resource_usage(operation, tree)
-    fresh[operation.id] = (operation, count, ended, released, usage)
+        usage = _fold_usage(known[4], started, tree)
+    fresh[operation.id] = (operation, count, ended, releases, usage)
     return usage
 
 
@@ -208,10 +231,16 @@ def to_snapshot(
     previous_update_time: float | None,
     total: Vector,
     memo: UsageMemo | None = None,
+    pool_memo: PoolSpecMemo | None = None,
 ) -> TreeSnapshot:
-    """Engine input for the tree as it is now (nothing is modified but ``memo``: operations'
-    usages of the previous call, replaced by this call's; see :func:`_memoized_usage`)."""
-    pools = [pool_spec(pool) for pool in tree.root.descendants()]
+    """Engine input for the tree as it is now (nothing is modified but the memos: operations'
+    usages and pools' config-derived inputs of the previous call, replaced by this call's;
+    see :func:`_memoized_usage` and :func:`pool_spec`)."""
+    fresh_pools: PoolSpecMemo | None = None if pool_memo is None else {}
+    pools = [pool_spec(pool, pool_memo, fresh_pools) for pool in tree.root.descendants()]
+    if pool_memo is not None and fresh_pools is not None:
+        pool_memo.clear()
+        pool_memo.update(fresh_pools)
     operations = []
     fresh: UsageMemo = {}
     for entry in tree.operations.values():
@@ -292,7 +321,9 @@ def update_snapshot(tree: PoolTree, now: float, total: Vector) -> TreeSnapshot:
     The snapshot holds values only (numbers, tuples, frozen configs), never live objects, so
     ``run_update`` may compute on it in another thread while the live tree changes; the
     service does (``ytsched.server.update_steps``)."""
-    return to_snapshot(tree, now, tree.last_update_time, total, tree.usage_memo)
+    return to_snapshot(
+        tree, now, tree.last_update_time, total, tree.usage_memo, tree.pool_spec_memo
+    )
 
 
 def apply_result(tree: PoolTree, now: float, result: UpdateResult) -> UpdateResult:

@@ -63,6 +63,8 @@ class PoolTree:
         self.last_update_time: float | None = None
         self.usage_memo: snapshot.UsageMemo = {}
         """Operations' usages at the last update (``snapshot.to_snapshot`` reuses them)."""
+        self.pool_spec_memo: snapshot.PoolSpecMemo = {}
+        """Pools' engine inputs derived from their configs at the last update (likewise)."""
         self.tag_filter_resource_limits: Callable[[str], Vector] | None = None
         """Set by :class:`PoolTrees`: the summed limits of this tree's online nodes matching a
         scheduling tag filter (orchid ``scheduling_tag_filter_resource_limits``)."""

@@ -11,7 +11,7 @@ splits between the heartbeat context, ``TOperationSharedState`` (``OnAllocationS
 
 from __future__ import annotations
 
-from ytsched.pooltree.operations import Job, Task
+from ytsched.pooltree.operations import EndWatch, Job, Task
 from ytsched.pooltree.trees import PoolTrees
 from ytsched.resources import ZERO, Vector, vadd
 from ytsched.scheduling.nodes import Allocation, NodeState
@@ -35,6 +35,19 @@ class Ledger:
         self.starvation: dict[str, dict[str, StarvationState]] = {}
         """Tree -> element -> starvation state (kept across updates)."""
         self._sequence = 0
+        self.ended_watch = EndWatch()
+        """Parent of every node's watch: how many allocations' jobs ended, over all nodes."""
+
+    def new_node(self, address: str, resource_limits: Vector, tags: frozenset[str]) -> NodeState:
+        """A node's state, registered, its watch counting into :attr:`ended_watch`."""
+        node = NodeState(
+            address=address,
+            resource_limits=resource_limits,
+            tags=tags,
+            ended_watch=EndWatch(self.ended_watch),
+        )
+        self.nodes[address] = node
+        return node
 
     def record(self, tree: str, operation_id: str) -> OperationRecord:
         records = self.records.setdefault(tree, {})
@@ -74,6 +87,7 @@ class Ledger:
             preemptible_progress_start_time=now,
         )
         node.allocations[job.id] = allocation
+        node.watch(allocation)
         node.usage = vadd(node.usage, resources)
         node.started_allocation_count += 1
         op.record.allocations.append(allocation)
@@ -93,8 +107,7 @@ class Ledger:
             return None
         node = self.nodes.get(job.node)
         if node is None:
-            node = NodeState(address=job.node, resource_limits=resource_limits, tags=frozenset())
-            self.nodes[job.node] = node
+            node = self.new_node(job.node, resource_limits, frozenset())
         if job.id in node.allocations:
             return None
         self._sequence += 1
@@ -112,6 +125,7 @@ class Ledger:
             preemptible_progress_start_time=job.start_time,
         )
         node.allocations[job.id] = allocation
+        node.watch(allocation)
         node.usage = vadd(node.usage, allocation.usage)
         self.record(job.tree, operation_id).allocations.append(allocation)
         return allocation
@@ -119,7 +133,11 @@ class Ledger:
     def release_usage(self, allocation: Allocation) -> None:
         """Stop counting the allocation's usage (it was preempted and is finishing)."""
         usage = allocation.usage
-        allocation.job.usage_released = True
+        operation = self.trees.operations.get(allocation.operation_id)
+        if operation is not None:
+            operation.release_job_usage(allocation.job)
+        else:
+            allocation.job.usage_released = True
         if usage == ZERO:
             return
         delta = _negated(usage)
@@ -138,7 +156,9 @@ class Ledger:
         """The allocation ended (its job already ended in the pool tree)."""
         node = self.nodes.get(allocation.node)
         if node is not None:
-            node.allocations.pop(allocation.id, None)
+            popped = node.allocations.pop(allocation.id, None)
+            if popped is not None:
+                node.unwatch(popped)
             node.interrupted.pop(allocation.id, None)
         usage = allocation.usage
         record = self.records.get(allocation.tree, {}).get(allocation.operation_id)

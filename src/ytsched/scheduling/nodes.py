@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ytsched.pooltree.operations import Job
+from ytsched.pooltree.operations import EndWatch, Job, JobState
 from ytsched.resources import ZERO, Vector
 from ytsched.scheduling.api import InterruptionReason
 
@@ -101,6 +101,31 @@ class NodeState:
     """Jobs to abort on the next heartbeat: (operation, job, reason, explanation)."""
     started_allocation_count: int = 0
     preempted_allocation_count: int = 0
+    ended_watch: EndWatch = field(default_factory=EndWatch)
+    """The jobs of :attr:`allocations` carry it (:meth:`watch`): ``ended_watch.ended`` is how
+    many of them ended (elsewhere: a heartbeat drops the allocations of the jobs it ends).
+    The ledger's nodes share a parent watch (``Ledger.ended_watch``): the sum over nodes."""
+
+    def watch(self, allocation: Allocation) -> None:
+        """``allocation`` joined :attr:`allocations`: count its job's end from now on (and
+        now, if it already ended)."""
+        job = allocation.job
+        job.watch = self.ended_watch
+        if job.state is not JobState.RUNNING:
+            self.ended_watch.add(1)
+
+    def unwatch(self, allocation: Allocation) -> None:
+        """``allocation`` left :attr:`allocations`: its job no longer counts here."""
+        job = allocation.job
+        if job.watch is self.ended_watch:
+            job.watch = None
+            if job.state is not JobState.RUNNING:
+                self.ended_watch.add(-1)
+
+    @property
+    def any_job_ended(self) -> bool:
+        """Does some allocation here belong to a job that is no longer running?"""
+        return self.ended_watch.ended != 0
 
     @property
     def free_resources(self) -> Vector:

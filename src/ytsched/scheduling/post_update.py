@@ -50,7 +50,13 @@ from ytsched.scheduling.state import (
 )
 
 
-def _view(element: Element, total: Vector) -> ShareView:
+def _view(element: Element, total: Vector, keys: ShareKeys | None = None) -> ShareView:
+    """The element's share view; with ``keys`` (a native result) the shares come from its
+    packed row (the very doubles the lazy attributes would convert, see :class:`ShareKeys`)."""
+    if keys is not None:
+        row = ShareKeys.row(element)
+        values = _UNPACK_FAIR_DEMAND_USAGE(keys.blob, row * _SHARES_SIZE)
+        return ShareView.create(values[0:5], values[5:10], values[10:15], total)
     return ShareView.create(
         element.fair_share.total, element.demand_share, element.usage_share, total
     )
@@ -86,12 +92,12 @@ class _FilterCache:
         return found
 
 
-def _root(result: UpdateResult, config: TreeConfig) -> ElementState:
+def _root(result: UpdateResult, config: TreeConfig, keys: ShareKeys | None) -> ElementState:
     return ElementState(
         name=result.root.name,
         is_operation=False,
         parent=None,
-        view=_view(result.root, result.total_resource_limits),
+        view=_view(result.root, result.total_resource_limits, keys),
         usage=ZERO,
         tolerance=config.fair_share_starvation_tolerance,
         timeout=config.fair_share_starvation_timeout / MS,
@@ -108,6 +114,7 @@ def _pool_element(
     total: Vector,
     starvation: StarvationState | None,
     filters: _FilterCache,
+    keys: ShareKeys | None,
 ) -> ElementState:
     """A pool: its own starvation and preemption settings, else its parent's."""
     own = pool.effective
@@ -115,7 +122,7 @@ def _pool_element(
         name=pool.name,
         is_operation=False,
         parent=parent,
-        view=_view(computed, total),
+        view=_view(computed, total, keys),
         usage=ZERO,
         specified_limits=_limits(own.resource_limits),
         tolerance=(
@@ -150,15 +157,18 @@ def _pool_element(
     )
 
 
-_PACK_FLOATS = struct.Struct("27d").pack
-"""Exact bit patterns of the float inputs of an operation's template and settings."""
+_PACK_SHARES = struct.Struct("25d").pack
+"""Exact bit patterns of the float inputs of an operation's template (:class:`ShareKeys`
+holds the same bytes for a native result)."""
 
 _UNPACK_SHARES = struct.Struct("25d").unpack
 _PACK_TAIL = struct.Struct("2d").pack
-"""The last two of :data:`_PACK_FLOATS`, when the shares come from :class:`ShareKeys`."""
+"""Exact bit patterns of the pool's tolerance and timeout (see :func:`_pool_key`)."""
+
+_UNPACK_FAIR_DEMAND_USAGE = struct.Struct("15d").unpack_from
+"""The fair, demand and usage shares at the start of an element's packed shares."""
 
 _SHARES_SIZE = 25 * 8
-"""The first 25 packed floats are the template's shares, the last two the settings'."""
 
 _FAIR_AND_DEMAND = slice(0, 10 * 8)
 _TOTAL = slice(15 * 8, 20 * 8)
@@ -166,28 +176,28 @@ _TOTAL = slice(15 * 8, 20 * 8)
 settings, all that :meth:`PreemptionBounds.create` reads (not the usage share)."""
 
 
-def _settings_key(
-    tree: PoolTree, entry: TreeOperation, parent: ElementState, floats: bytes
-) -> tuple[object, ...]:
-    """Every input :func:`_settings` reads, exactly.
-
-    ``floats`` are the bit patterns of the parent's tolerance and timeout.  The tree config,
-    the operation spec and the entry's ``resource_limits`` are frozen models and go in by
-    identity, as does the inherited ``non_preemptible_resource_usage_threshold``
-    (``parent.threshold_config``, the very object :func:`effective.non_preemptible_threshold`
-    returns for the operation's pool: both take the nearest own threshold up the chain, else
-    the tree's).  The rest are the parent's inherited flags and the tree's name.
-    """
+def _pool_key(tree: PoolTree, parent: ElementState) -> tuple[object, ...]:
+    """The part of :func:`_settings_key` that comes from the operation's pool (the same for
+    all its operations, built once per pool and update): the bit patterns of the pool's
+    tolerance and timeout, the tree config by identity (a frozen model), as well as the
+    inherited ``non_preemptible_resource_usage_threshold`` (``parent.threshold_config``, the
+    very object :func:`effective.non_preemptible_threshold` returns for the operation's
+    pool: both take the nearest own threshold up the chain, else the tree's), the pool's
+    inherited flags and the tree's name."""
     return (
-        floats,
+        _PACK_TAIL(parent.tolerance, parent.timeout),
         id(tree.config),
-        id(entry.operation.spec),
-        id(entry.resource_limits),
         id(parent.threshold_config),
         parent.aggressive_preemption_allowed,
         parent.aggressive_starvation_enabled,
         tree.name,
     )
+
+
+def _settings_key(entry: TreeOperation, pool_key: tuple[object, ...]) -> tuple[object, ...]:
+    """Every input :func:`_settings` reads, exactly: the pool's part (:func:`_pool_key`), the
+    operation spec and the entry's ``resource_limits`` (frozen models, by identity)."""
+    return (pool_key, id(entry.operation.spec), id(entry.resource_limits))
 
 
 def _settings(
@@ -289,6 +299,7 @@ def _current_template(
     tree: PoolTree,
     entry: TreeOperation,
     parent: ElementState,
+    pool_key: tuple[object, ...],
     computed: Element,
     total: Vector,
     record: OperationRecord,
@@ -299,28 +310,23 @@ def _current_template(
     """The operation's template for this update: the record's when every input is the same
     (and ``incremental``), else a new one (kept in the record when ``incremental``).
 
-    ``keys`` holds the same bit patterns for a native result, read from the core's rows in
-    one pass instead of through each element's lazy attributes (the byte strings compared
-    are identical either way)."""
+    ``pool_key`` is :func:`_pool_key` of ``parent``.  ``keys`` holds the same bit patterns
+    for a native result, read from the core's rows in one pass instead of through each
+    element's lazy attributes (the byte strings compared are identical either way)."""
     if keys is not None:
         row = ShareKeys.row(computed)
         shares = keys.blob[row * _SHARES_SIZE : (row + 1) * _SHARES_SIZE]
         fifo_index = keys.fifo_indexes[row]
-        tail = _PACK_TAIL(parent.tolerance, parent.timeout)
     else:
-        floats = _PACK_FLOATS(
+        shares = _PACK_SHARES(
             *computed.fair_share.total,
             *computed.demand_share,
             *computed.usage_share,
             *total,
             *computed.resource_demand,
-            parent.tolerance,
-            parent.timeout,
         )
-        shares = floats[:_SHARES_SIZE]
         fifo_index = computed.fifo_index
-        tail = floats[_SHARES_SIZE:]
-    key = _settings_key(tree, entry, parent, tail)
+    key = _settings_key(entry, pool_key)
     if not incremental:
         return _template(_settings(key, tree, entry, parent, filters), shares, computed, total)
     template = record.template
@@ -345,6 +351,7 @@ def _operation(
     tree: PoolTree,
     entry: TreeOperation,
     parent: ElementState,
+    pool_key: tuple[object, ...],
     computed: Element,
     total: Vector,
     starvation: StarvationState | None,
@@ -359,12 +366,13 @@ def _operation(
     key did not change) and what may change without its inputs changing (running state,
     pending jobs).
 
-    ``limited`` is the parent's chain of ancestors with ``resource_limits``; ``reusable`` is
-    the operation's state in the disposed state this one replaces, or ``None``.
+    ``pool_key`` is :func:`_pool_key` of ``parent``; ``limited`` is the parent's chain of
+    ancestors with ``resource_limits``; ``reusable`` is the operation's state in the disposed
+    state this one replaces, or ``None``.
     """
     operation = entry.operation
     template = _current_template(
-        tree, entry, parent, computed, total, record, filters, incremental, keys
+        tree, entry, parent, pool_key, computed, total, record, filters, incremental, keys
     )
     running = entry.running and operation.state is OperationState.RUNNING
     pending = 0
@@ -480,10 +488,9 @@ def _reset(
 
 
 def _share_keys(result: UpdateResult, total: Vector) -> ShareKeys | None:
-    """The operations' template keys in one pass when ``result`` comes from the native core
+    """Every element's packed shares in one pass when ``result`` comes from the native core
     (all its elements read one pair of result arrays), else ``None``."""
-    first = next(iter(result.operations.values()), None)
-    rows = None if first is None else ShareKeys.rows_of(first)
+    rows = ShareKeys.rows_of(result.root)
     return None if rows is None else ShareKeys(rows[0], rows[1], total)
 
 
@@ -513,14 +520,18 @@ def build_tree_state(
     (tests compare the two).
     """
     reusable: dict[str, ScheduledOperation] = {}
+    known_pool_keys: dict[str, tuple[object, ...]] = {}
     if previous is not None:
         previous.dispose()
         if incremental:
             reusable = previous.operations
+            known_pool_keys = previous.pool_keys
+    pool_keys: dict[str, tuple[object, ...]] = {}
     config = tree.config
     total = result.total_resource_limits
     filters = _FilterCache()
-    root = _root(result, config)
+    keys = _share_keys(result, total) if incremental else None
+    root = _root(result, config, keys)
     elements: dict[str, ElementState] = {root.name: root}
     pools: list[tuple[Pool, ElementState]] = []
     limited: dict[str, list[ElementState]] = {root.name: []}
@@ -530,7 +541,9 @@ def build_tree_state(
         if pool.is_root or pool.parent is None or computed is None:
             continue
         parent = elements[pool.parent.name]
-        element = _pool_element(pool, parent, computed, total, starvation.get(pool.name), filters)
+        element = _pool_element(
+            pool, parent, computed, total, starvation.get(pool.name), filters, keys
+        )
         elements[pool.name] = element
         pools.append((pool, element))
         inherited = limited[parent.name]
@@ -540,34 +553,48 @@ def build_tree_state(
 
     operations: dict[str, ScheduledOperation] = {}
     by_pool: dict[str, list[ScheduledOperation]] = {}
-    keys = _share_keys(result, total) if incremental else None
+    contexts: dict[str, tuple[ElementState, tuple[object, ...], list[ElementState]]] = {}
+    """Per pool with operations: its element, :func:`_pool_key` and ``limited`` chain."""
+    computed_operations = result.operations
     for entry in tree.operations.values():
         op_id = entry.operation.id
-        computed = result.operations.get(op_id)
+        computed = computed_operations.get(op_id)
         if computed is None:
             continue
         record = records.get(op_id)
         if record is None:
             record = OperationRecord()
             records[op_id] = record
-        parent = elements[entry.pool.name]
+        pool_name = entry.pool.name
+        context = contexts.get(pool_name)
+        if context is None:
+            parent = elements[pool_name]
+            pool_key = _pool_key(tree, parent)
+            known = known_pool_keys.get(pool_name)
+            if known == pool_key:
+                pool_key = known  # the same object: operations' keys then compare by identity
+            pool_keys[pool_name] = pool_key
+            context = (parent, pool_key, limited[pool_name])
+            contexts[pool_name] = context
+            by_pool[pool_name] = []
         op = _operation(
             tree,
             entry,
-            parent,
+            context[0],
+            context[1],
             computed,
             total,
             starvation.get(op_id),
             record,
             filters,
-            limited[parent.name],
+            context[2],
             reusable.get(op_id),
             incremental,
             keys,
         )
         elements[op_id] = op.element
         operations[op_id] = op
-        by_pool.setdefault(parent.name, []).append(op)
+        by_pool[pool_name].append(op)
 
     for stale in [name for name in records if name not in operations]:
         records[stale].allocations.publish(None)
@@ -619,6 +646,7 @@ def build_tree_state(
         preemptive_selectors=preemptive_selectors,
         has_graceful_operations=any(op.graceful for op in operations.values()),
         limited_elements=[e for e in elements.values() if e.specified_limits is not None],
+        pool_keys=pool_keys,
     )
 
 

@@ -37,7 +37,6 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import TYPE_CHECKING
 
-from ytsched.pooltree.operations import JobState
 from ytsched.resources import CPU_INDEX, EPSILON, ZERO, Vector, vadd
 from ytsched.scheduling.satisfaction import ShareView, strictly_below
 
@@ -217,7 +216,6 @@ class PreemptibleList:
         "_dead",
         "_items",
         "bounds",
-        "ended_removals",
         "total",
     )
 
@@ -234,9 +232,6 @@ class PreemptibleList:
         self._changed = True
         """Whether the boundaries or prefix sums may differ from what a publication of
         :attr:`bounds` computes from scratch (see :meth:`publish`)."""
-        self.ended_removals = 0
-        """How many allocations were removed whose job was no longer running (see
-        ``_EndedJobsWatch`` in :mod:`ytsched.scheduling.scheduler`)."""
 
     def __len__(self) -> int:
         return len(self._items) - self._dead
@@ -339,8 +334,6 @@ class PreemptibleList:
         index = allocation.list_index
         if index < 0 or index >= len(self._items) or self._items[index] is not allocation:
             return
-        if allocation.job.state is not JobState.RUNNING:
-            self.ended_removals += 1
         usage = allocation.usage
         self._items[index] = None
         self._dead += 1

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import gc
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -31,7 +31,7 @@ from ytsched.config.strategy import StrategyConfig
 from ytsched.errors import YtschedError
 from ytsched.fairshare.model import TreeSnapshot
 from ytsched.fairshare.update import UpdateResult
-from ytsched.pooltree.operations import JobState, Operation
+from ytsched.pooltree.operations import JobState
 from ytsched.pooltree.snapshot import apply_result, update_snapshot
 from ytsched.pooltree.trees import PoolTrees
 from ytsched.resources import RESOURCE_NAMES, Vector
@@ -51,7 +51,6 @@ from ytsched.scheduling.nodes import Allocation, NodeState
 from ytsched.scheduling.placement import DeactivationReason, run_regular_stage
 from ytsched.scheduling.post_update import build_tree_state
 from ytsched.scheduling.preemptible import (
-    PreemptibleList,
     PreemptionStatus,
     preemption_sort_key,
 )
@@ -73,12 +72,11 @@ class Scheduler:
 
     incremental_update = True
     """Let updates reuse what provably did not change since the last one (exact; see
-    :func:`build_tree_state` and :class:`_EndedJobsWatch`); ``False`` for tests to compare."""
+    :func:`build_tree_state` and :meth:`_reconcile_all`); ``False`` for tests to compare."""
 
     def __init__(self, trees: PoolTrees) -> None:
         self.trees = trees
         self.ledger = Ledger(trees)
-        self._ended_jobs = _EndedJobsWatch()
         self.last_update_time: float | None = None
         self.clock = 0.0
         """The latest time any call gave (``explain_operation`` measures waiting against it)."""
@@ -208,10 +206,11 @@ class Scheduler:
         node moved or removed); their nodes are told to abort them at the next heartbeat.
 
         Such allocations are rare (heartbeats drop the allocations of the jobs they end at
-        once): :class:`_EndedJobsWatch` proves most updates have none without visiting every
-        node's allocations; when it cannot, every node is scanned as before, in order.
+        once): each node counts its allocations' ended jobs (``NodeState.ended_watch``), and
+        the ledger their sum, so most updates see at once that there are none; otherwise
+        every node is scanned as before, in order.
         """
-        if self.incremental_update and self._ended_jobs.all_running(self.trees, self.ledger):
+        if self.incremental_update and not self.ledger.ended_watch.ended:
             return
         for node in self.ledger.nodes.values():
             for allocation in list(node.allocations.values()):
@@ -395,12 +394,9 @@ class Scheduler:
         pool_node = self.trees.nodes.get(address)
         if node is None or pool_node is None:
             return True  # the heartbeat would register it
-        if node.pending_aborts or node.interrupted:
+        if node.pending_aborts or node.interrupted or node.any_job_ended:
+            # An allocation's job ended elsewhere (its operation finished): abort it on the node.
             return True
-        running = JobState.RUNNING
-        for allocation in node.allocations.values():
-            if allocation.job.state is not running:
-                return True  # ended elsewhere (its operation finished): abort it on the node
         tree = pool_node.tree
         if tree is None or pool_node.state != "online":
             return False
@@ -423,38 +419,43 @@ class Scheduler:
             strategy.max_started_allocations_per_heartbeat,
         )
 
-    def account_idle_heartbeats(self, address: str, times: Iterable[float]) -> int:
-        """Apply what idle heartbeats of the node at ``times`` (ascending, all while
-        :meth:`heartbeat_would_act` said ``False``) would have changed, without running
-        them: the last heartbeat time, the preemptive-scheduling timestamp each due pass sets,
-        the cleared overcommit mark, the clock.  Returns how many there were.
+    def account_idle_heartbeats(
+        self, address: str, phase: float, first: int, stop: int, period: float
+    ) -> int:
+        """Apply what idle heartbeats of the node at ``phase + k * period`` for ``k`` in
+        ``range(first, stop)`` (all while :meth:`heartbeat_would_act` said ``False``; the
+        simulator's heartbeat times, see ``ytsched.simulator.ring``) would have changed,
+        without running them: the last heartbeat time, the preemptive-scheduling timestamp
+        each due pass sets, the cleared overcommit mark, the clock.  Returns how many there
+        were.
 
         Exactly what :meth:`process_heartbeat` does for such a heartbeat through
-        :meth:`_stages_idle` (or nothing, for a node outside any tree's scheduling state).
+        :meth:`_stages_idle` (or nothing, for a node outside any tree's scheduling state):
+        each tick's pass is due when ``time > last + backoff``, in order.  When the period
+        exceeds the backoff by more than the rounding of those sums can eat
+        (:func:`_always_due`), every tick after a due one is due too, so the walk stops at
+        the first due tick and the timestamp is the last tick's time: the value the walk
+        would reach, computed by the same expression.
         """
         node = self.ledger.nodes.get(address)
-        if node is None:
+        if node is None or stop <= first:
             return 0
         pool_node = self.trees.nodes.get(address)
         state = None
         if pool_node is not None and pool_node.tree is not None and pool_node.state == "online":
             state = self.ledger.tree_states.get(pool_node.tree)
-        count = 0
-        latest = 0.0
-        if state is None:
-            for time in times:
-                count += 1
-                latest = time
-        else:
-            backoff = state.config.preemptive_scheduling_backoff / MS
-            last = node.last_preemptive_scheduling_time
-            for latest in times:
-                count += 1
-                if last is None or latest > last + backoff:
-                    last = latest
-            node.last_preemptive_scheduling_time = last
-            if count:
-                node.resources_overcommit_since = None
+        count = stop - first
+        latest = phase + (stop - 1) * period
+        if state is not None:
+            node.last_preemptive_scheduling_time = last_pass_time(
+                node.last_preemptive_scheduling_time,
+                state.config.preemptive_scheduling_backoff / MS,
+                phase,
+                first,
+                stop,
+                period,
+            )
+            node.resources_overcommit_since = None
         if count:
             node.last_heartbeat_time = latest
             self.clock = max(self.clock, latest)
@@ -479,8 +480,7 @@ class Scheduler:
                 )
         node = self.ledger.nodes.get(address)
         if node is None:
-            node = NodeState(address=address, resource_limits=limits, tags=heartbeat.tags)
-            self.ledger.nodes[address] = node
+            node = self.ledger.new_node(address, limits, heartbeat.tags)
         else:
             node.resource_limits = limits
             node.tags = heartbeat.tags
@@ -529,10 +529,7 @@ class Scheduler:
                 if job_id not in allocations:
                     break
             else:
-                for allocation in allocations.values():
-                    if allocation.job.state is not JobState.RUNNING:
-                        break
-                else:
+                if not node.any_job_ended:
                     return  # every allocation runs and is reported: nothing to do
         reported = set(running)
         for allocation in list(node.allocations.values()):
@@ -648,75 +645,6 @@ class Scheduler:
         return None
 
 
-class _EndedJobsWatch:
-    """Tells cheaply whether some allocation's job ended outside the scheduler's sight.
-
-    Allocations whose jobs end in a heartbeat are removed at once; only jobs ended elsewhere
-    (an operation aborted, a node moved) leave allocations behind.  Per (tree, operation)
-    record this compares two counters since the record was last *verified* (every allocation
-    in it found with a running job):
-
-    * the operation's *ended count*, the sum of its tasks' ``completed_count``,
-      ``failed_count`` and ``aborted_count``: a job leaves ``running`` only in
-      ``Operation._end_job``, which adds one to exactly one of them;
-    * the record's :attr:`~ytsched.scheduling.preemptible.PreemptibleList.ended_removals`:
-      removals of allocations whose job was no longer running.
-
-    If both grew by the same amount, no allocation of the record has an ended job: every
-    allocation was running when verified or when added later (the
-    :class:`~ytsched.scheduling.ledger.Ledger` adds allocations only for running jobs, one per
-    job), so an ended job of an allocation there ended since; the removals counted are of
-    distinct jobs that all ended since, as many as the jobs that ended since, hence all of
-    them, and each job had only that one allocation.  A record whose counters disagree (or
-    that is new, or whose operation object changed) is verified by visiting its allocations.
-    """
-
-    __slots__ = ("_verified",)
-
-    def __init__(self) -> None:
-        self._verified: dict[str, dict[str, tuple[Operation, PreemptibleList, int]]] = {}
-        """Per tree, per operation whose record has allocations: the operation, the record's
-        list and ``ended count - ended removals`` when the record was last verified."""
-
-    def all_running(self, trees: PoolTrees, ledger: Ledger) -> bool:
-        """Is every allocation's job running?  Exact; ``False`` makes the caller scan every
-        node (which removes allocations: what was verified is forgotten)."""
-        operations = trees.operations
-        verified: dict[str, dict[str, tuple[Operation, PreemptibleList, int]]] = {}
-        for tree, records in ledger.records.items():
-            previous = self._verified.get(tree, {})
-            now_verified: dict[str, tuple[Operation, PreemptibleList, int]] = {}
-            verified[tree] = now_verified
-            for operation_id, record in records.items():
-                allocations = record.allocations
-                operation = operations.get(operation_id)
-                if operation is None:
-                    if not _jobs_running(allocations):
-                        self._verified = {}
-                        return False
-                    continue
-                balance = -allocations.ended_removals
-                for task in operation.tasks.values():
-                    balance += task.completed_count + task.failed_count + task.aborted_count
-                known = previous.get(operation_id)
-                if (
-                    known is None
-                    or known[2] != balance
-                    or known[0] is not operation
-                    or known[1] is not allocations
-                ) and not _jobs_running(allocations):
-                    self._verified = {}
-                    return False
-                now_verified[operation_id] = (operation, allocations, balance)
-        self._verified = verified
-        return True
-
-
-def _jobs_running(allocations: PreemptibleList) -> bool:
-    running = JobState.RUNNING
-    return all(allocation.job.state is running for allocation in allocations)
-
-
 @dataclass(slots=True)
 class PendingUpdate:
     """A fair-share computation (:meth:`Scheduler.begin_update`) not yet applied."""
@@ -761,6 +689,38 @@ def collector_paused() -> Iterator[None]:
 
 
 _MIN_NEEDED = DeactivationReason.MIN_NEEDED_RESOURCES_UNSATISFIED.value
+
+
+def last_pass_time(
+    last: float | None, backoff: float, phase: float, first: int, stop: int, period: float
+) -> float | None:
+    """The preemptive-scheduling timestamp after idle heartbeats at ``phase + k * period``
+    for ``k`` in ``range(first, stop)``, from ``last``: each heartbeat whose time is after
+    ``last + backoff`` sets it (see :meth:`Scheduler.account_idle_heartbeats`)."""
+    latest = phase + (stop - 1) * period
+    always = phase >= 0.0 and first >= 0 and _always_due(period, backoff, latest)
+    for k in range(first, stop):
+        time = phase + k * period
+        if last is None or time > last + backoff:
+            last = time
+            if always:
+                return latest
+    return last
+
+
+def _always_due(period: float, backoff: float, latest: float) -> bool:
+    """Is ``t_(k+1) > t_k + backoff`` for any two consecutive ticks ``t_k = phase + k *
+    period`` up to ``latest``, whatever the rounding (for ``phase >= 0`` and ``k >= 0``)?
+
+    Then ``0 <= k * period <= t_k <= latest``: each tick is within an ulp of ``latest`` of
+    the exact ``phase + k * period`` (half for the product, half for the sum), and
+    ``t_k + backoff`` rounds by half an ulp of ``latest + backoff`` more, so the comparison
+    is off by less than three ulps of ``latest + backoff``.  Eight ulps of margin (of twice
+    that, for sums that round up past it) leave it no room to go the other way.
+    """
+    if not (math.isfinite(period) and math.isfinite(backoff) and math.isfinite(latest)):
+        return False
+    return period - backoff > 8.0 * math.ulp(2.0 * (abs(latest) + abs(backoff)))
 
 
 def _fits(usage: Vector, limits: Vector) -> bool:

@@ -226,6 +226,10 @@ class TreeState:
     has_graceful_operations: bool
     limited_elements: list[ElementState]
     """Pools and operations with specified ``resource_limits``."""
+    pool_keys: dict[str, tuple[object, ...]] = field(default_factory=dict)
+    """Per pool with operations, the settings-key part of its operations (see
+    ``post_update._pool_key``), handed on to the next state: an unchanged part is passed on
+    as the very same object, so that comparing operations' keys finds it by identity."""
 
     def dispose(self) -> None:
         """Break the reference cycles of a replaced state (parents, selector heaps) so that
