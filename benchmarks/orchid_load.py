@@ -19,9 +19,6 @@ import asyncio
 import json
 import os
 import random
-import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,8 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from service import TOKEN, Node, parse_metrics, percentile, server_command  # noqa: E402
-from ytsched import yson  # noqa: E402
+from service import TOKEN, Node, parse_metrics, percentile, running_server  # noqa: E402
 from ytsched.client import Client  # noqa: E402
 
 ORCHID = "//sys/scheduler/orchid/scheduler/pool_trees/default"
@@ -170,41 +166,9 @@ def main() -> None:
             }
         },
     }
-    trees_file = directory / "trees.yson"
-    trees_file.write_text(yson.dumps(trees), encoding="utf-8")
-    port_file = directory / "port"
-    environment = dict(os.environ)
-    server = subprocess.Popen(
-        [
-            *server_command(args.src),
-            "server",
-            "--data-dir",
-            str(directory / "data"),
-            "--port",
-            "0",
-            "--port-file",
-            str(port_file),
-            "--admin-token",
-            TOKEN,
-            "--pool-trees",
-            str(trees_file),
-            "--node-heartbeat-timeout",
-            "60",
-            "--heartbeat-period",
-            str(args.period),
-        ],
-        stdout=(directory / "server.log").open("wb"),
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        env=environment,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while not port_file.exists():
-            if time.monotonic() > deadline or server.poll() is not None:
-                raise SystemExit("server did not start: " + (directory / "server.log").read_text())
-            time.sleep(0.05)
-        port = int(port_file.read_text())
+    with running_server(
+        args.src, directory, trees, args.period, [], start_timeout=60, stop_timeout=20
+    ) as (_, port):
         started = time.monotonic()
         operations = []
         with Client(f"http://127.0.0.1:{port}", TOKEN, timeout=120) as yt:
@@ -258,14 +222,6 @@ def main() -> None:
                 print(f"server side {name}: {count:.0f} x, mean {1000 * total / count:.2f} ms")
         load = os.getloadavg()
         print(f"machine: {os.cpu_count()} cores, load average {load[0]:.1f} {load[1]:.1f}")
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
-        shutil.rmtree(directory, ignore_errors=True)  # the data directory and the server log
 
 
 if __name__ == "__main__":

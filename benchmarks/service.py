@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -27,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -193,6 +195,64 @@ def server_command(src: Path | None) -> list[str]:
     return [sys.executable, "-c", boot]
 
 
+@contextlib.contextmanager
+def running_server(
+    src: Path | None,
+    directory: Path,
+    trees: dict[str, Any],
+    period: float,
+    extra: list[str],
+    *,
+    start_timeout: float,
+    stop_timeout: float,
+) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    """A real ``ytsched server`` on loopback with ``trees``, its data and log in ``directory``
+    (removed afterwards); yields the process and its port.  Shared by the service and orchid
+    load benchmarks."""
+    trees_file = directory / "trees.yson"
+    trees_file.write_text(yson.dumps(trees), encoding="utf-8")
+    port_file = directory / "port"
+    server = subprocess.Popen(
+        [
+            *server_command(src),
+            "server",
+            "--data-dir",
+            str(directory / "data"),
+            "--port",
+            "0",
+            "--port-file",
+            str(port_file),
+            "--admin-token",
+            TOKEN,
+            "--pool-trees",
+            str(trees_file),
+            "--node-heartbeat-timeout",
+            "60",
+            "--heartbeat-period",
+            str(period),
+            *extra,
+        ],
+        stdout=(directory / "server.log").open("wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + start_timeout
+        while not port_file.exists():
+            if time.monotonic() > deadline or server.poll() is not None:
+                raise SystemExit("server did not start: " + (directory / "server.log").read_text())
+            time.sleep(0.05)
+        yield server, int(port_file.read_text())
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        try:
+            server.wait(timeout=stop_timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait()
+        shutil.rmtree(directory, ignore_errors=True)  # the data directory and the server log
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -246,40 +306,15 @@ def main() -> None:
     args = parser.parse_args()
 
     directory = Path(tempfile.mkdtemp(prefix="ytsched-bench-"))
-    trees_file = directory / "trees.yson"
-    trees_file.write_text(yson.dumps(TREES), encoding="utf-8")
-    port_file = directory / "port"
-    server = subprocess.Popen(
-        [
-            *server_command(args.src),
-            "server",
-            "--data-dir",
-            str(directory / "data"),
-            "--port",
-            "0",
-            "--port-file",
-            str(port_file),
-            "--admin-token",
-            TOKEN,
-            "--pool-trees",
-            str(trees_file),
-            "--node-heartbeat-timeout",
-            "60",
-            "--heartbeat-period",
-            str(args.period),
-            *(["--store", args.store] if args.store else []),
-        ],
-        stdout=(directory / "server.log").open("wb"),
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while not port_file.exists():
-            if time.monotonic() > deadline or server.poll() is not None:
-                raise SystemExit("server did not start: " + (directory / "server.log").read_text())
-            time.sleep(0.05)
-        port = int(port_file.read_text())
+    with running_server(
+        args.src,
+        directory,
+        TREES,
+        args.period,
+        ["--store", args.store] if args.store else [],
+        start_timeout=30,
+        stop_timeout=10,
+    ) as (server, port):
         if args.priority:
             os.setpriority(os.PRIO_PROCESS, server.pid, args.priority)
             os.setpriority(os.PRIO_PROCESS, 0, args.priority)
@@ -326,14 +361,6 @@ def main() -> None:
             total = server_side.get(f"{name}_sum", 0.0)
             if count:
                 print(f"server side {name}: {count:.0f} x, mean {1000 * total / count:.2f} ms")
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(server.pid, signal.SIGKILL)
-            server.wait()
-        shutil.rmtree(directory, ignore_errors=True)  # the data directory and the server log
 
 
 if __name__ == "__main__":
