@@ -34,6 +34,11 @@ STATUS_BY_CODE = {
 }
 
 
+def client_disconnected() -> ApiError:
+    """A request whose client went away before its body was complete."""
+    return ApiError("InvalidArgument", "client disconnected before sending the body")
+
+
 def http_status(error: YtschedError) -> int:
     """4xx for every refusal (503 only while the scheduling layer is not available)."""
     return STATUS_BY_CODE.get(error.code, 400)

@@ -28,8 +28,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ytsched.errors import YtschedError
 from ytsched.server import heartbeats
-from ytsched.server.asgi import send_json
-from ytsched.server.errors import ApiError, http_status
+from ytsched.server.asgi import header, read_body, send_json
+from ytsched.server.errors import ApiError, client_disconnected, http_status
 from ytsched.server.models import HeartbeatRequest
 
 if TYPE_CHECKING:
@@ -88,8 +88,8 @@ class HeartbeatFastPath:
 
     async def _answer(self, scope: Scope, receive: Receive) -> tuple[int, bytes]:
         try:
-            body = await _read_body(receive)
-            user = self.cluster.auth.authenticate(_header(scope, b"authorization"))
+            body = await read_body(receive, MAX_HEARTBEAT_BODY, _too_large, client_disconnected)
+            user = self.cluster.auth.authenticate(header(scope, b"authorization"))
             self.cluster.auth.require_superuser(user, "node heartbeats")
             try:
                 request = HeartbeatRequest.model_validate_json(body)
@@ -109,32 +109,13 @@ class HeartbeatFastPath:
             return 500, _dump(failure)
 
 
-async def _read_body(receive: Receive) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise ApiError("InvalidArgument", "client disconnected before sending the body")
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > MAX_HEARTBEAT_BODY:
-            raise ApiError(
-                "RequestTooLarge",
-                f"heartbeat body exceeds {MAX_HEARTBEAT_BODY} bytes",
-                limit=MAX_HEARTBEAT_BODY,
-            )
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
-
-
-def _header(scope: Scope, name: bytes) -> str | None:
-    for key, value in scope["headers"]:
-        if key.lower() == name:
-            return bytes(value).decode("latin-1")
-    return None
-
-
 def _dump(value: Any) -> bytes:
     return json.dumps(value, separators=(",", ":"), allow_nan=False).encode()
+
+
+def _too_large(size: int) -> ApiError:
+    return ApiError(
+        "RequestTooLarge",
+        f"heartbeat body exceeds {MAX_HEARTBEAT_BODY} bytes",
+        limit=MAX_HEARTBEAT_BODY,
+    )

@@ -29,8 +29,8 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ytsched.server.asgi import send_json
-from ytsched.server.errors import ApiError
+from ytsched.server.asgi import header, read_body, send_json
+from ytsched.server.errors import ApiError, client_disconnected
 
 KIB = 1024
 MIB = 1024 * KIB
@@ -195,22 +195,12 @@ class BoundedRequests:
 
     async def _read(self, scope: Scope, receive: Receive) -> bytes:
         limit = self.limits.max_request_body_size
-        declared = _header(scope, b"content-length")
+        declared = header(scope, b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
             raise _too_large(int(declared), limit)
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                raise ApiError("InvalidArgument", "client disconnected before sending the body")
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > limit:
-                raise _too_large(size, limit)
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return b"".join(chunks)
+        return await read_body(
+            receive, limit, lambda size: _too_large(size, limit), client_disconnected
+        )
 
 
 def _too_large(size: int, limit: int) -> ApiError:
@@ -223,15 +213,8 @@ def _too_large(size: int, limit: int) -> ApiError:
 
 
 def _is_json(scope: Scope) -> bool:
-    content_type = _header(scope, b"content-type") or ""
+    content_type = header(scope, b"content-type") or ""
     return str(scope["path"]).startswith("/api/") or "json" in content_type
-
-
-def _header(scope: Scope, name: bytes) -> str | None:
-    for key, value in scope["headers"]:
-        if key.lower() == name:
-            return bytes(value).decode("latin-1")
-    return None
 
 
 async def _answer(send: Send, status: int, error: ApiError) -> None:

@@ -24,6 +24,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ytsched import yson
 from ytsched.errors import YtschedError
+from ytsched.server.asgi import read_body
 from ytsched.server.ytapi import wire
 from ytsched.server.ytapi.commands import COMMANDS, Call
 
@@ -94,7 +95,7 @@ class YtApiProtocol:
             return
         headers = _headers(scope)
         try:
-            body = await _read_body(receive)
+            body = await read_body(receive, MAX_BODY, _too_large, None)
             status, content_type, payload = self.answer(scope, headers, body)
             extra: list[tuple[bytes, bytes]] = []
         except YtschedError as error:
@@ -188,23 +189,6 @@ def _json(value: Any) -> tuple[int, str, bytes]:
     return 200, "application/json", json.dumps(value).encode("utf-8")
 
 
-async def _read_body(receive: Receive) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            break
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > MAX_BODY:
-            raise ProtocolError("RequestTooLarge", f"request body exceeds {MAX_BODY} bytes")
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            break
-    return b"".join(chunks)
-
-
 def _refusal(error: YtschedError) -> tuple[int, str, bytes, list[tuple[bytes, bytes]]]:
     """A YTsaurus error answer: the error in the body and in the ``X-YT-Error`` header."""
     body = wire.error_map(error)
@@ -216,3 +200,7 @@ def _refusal(error: YtschedError) -> tuple[int, str, bytes, list[tuple[bytes, by
     ]
     status = STATUS_BY_CODE.get(error.code, 400)
     return status, "application/json", text.encode("utf-8"), headers
+
+
+def _too_large(size: int) -> ProtocolError:
+    return ProtocolError("RequestTooLarge", f"request body exceeds {MAX_BODY} bytes")
