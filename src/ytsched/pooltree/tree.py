@@ -414,13 +414,13 @@ class PoolTree:
         entry.is_ephemeral = True
         entry.parent = target.name
         effective = self._validate(self._ordered(layout))
-        if pool.parent is not target:
-            self._reparent(pool, target)
-        pool.is_ephemeral = True
-        pool.ephemeral_user = None
-        self._install(layout, effective)
-        self._reconcile(
-            now, f"pool {pool.name!r} removed; it keeps its operations as an ephemeral pool"
+        self._settle_orphan(
+            pool,
+            target,
+            layout,
+            effective,
+            now,
+            f"pool {pool.name!r} removed; it keeps its operations as an ephemeral pool",
         )
 
     def _rename_keeping_operations(self, pool: Pool, new_name: str, now: float) -> Pool:
@@ -445,17 +445,35 @@ class PoolTree:
         self.pools[new_name] = fresh
         for child in list(pool.children.values()):
             self._reparent(child, fresh)
-        if pool.parent is not target:
-            self._reparent(pool, target)
-        pool.is_ephemeral = True
-        pool.ephemeral_user = None
-        self._install(layout, effective)
-        self._reconcile(
+        self._settle_orphan(
+            pool,
+            target,
+            layout,
+            effective,
             now,
             f"pool {pool.name!r} renamed to {new_name!r}; its operations stay"
             f" in an ephemeral pool {pool.name!r}",
         )
         return fresh
+
+    def _settle_orphan(
+        self,
+        pool: Pool,
+        target: Pool,
+        layout: dict[str, LayoutPool],
+        effective: dict[str, PoolConfig],
+        now: float,
+        reason: str,
+    ) -> None:
+        """The end both :meth:`_orphan` and :meth:`_rename_keeping_operations` share, once
+        the new layout validated: ``pool`` turns ephemeral (with no user) under ``target``,
+        the layout is installed and the change is reconciled with ``reason``."""
+        if pool.parent is not target:
+            self._reparent(pool, target)
+        pool.is_ephemeral = True
+        pool.ephemeral_user = None
+        self._install(layout, effective)
+        self._reconcile(now, reason)
 
     def _ordered(self, layout: dict[str, LayoutPool]) -> dict[str, LayoutPool]:
         """``layout`` with parents before children (what :func:`validate_layout` needs)."""
