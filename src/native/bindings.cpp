@@ -6,6 +6,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include "pool.hpp"
 #include "update.hpp"
 
 namespace nb = nanobind;
@@ -75,6 +76,17 @@ NB_MODULE(_native, m) {
           "Pool sums of at least this many (point x child) pairs use two threads.");
     m.def("set_parallel_sum_pairs", &ytsched::set_parallel_sum_pairs, "pairs"_a,
           "Set the two-thread threshold of pool sums (tests set 0 to force the threaded path).");
+    m.def("engine_threads", &ytsched::engine_threads,
+          "Threads one update may use for its per-element functions and wide sums.");
+    m.def("set_engine_threads", &ytsched::set_engine_threads, "threads"_a,
+          "Set the update's thread count (clamped to 1..64); returns the previous one.");
+    m.def("default_engine_threads", &ytsched::default_engine_threads,
+          "The default thread count: min(2, hardware threads).");
+    m.def("parallel_build_min", &ytsched::parallel_build_min,
+          "Updates with at least this many elements to build share them among the threads.");
+    m.def("set_parallel_build_min", &ytsched::set_parallel_build_min, "elements"_a,
+          "Set the element threshold of threaded builds (tests set 0 to force the threaded path).");
+    m.attr("MAX_ENGINE_THREADS") = ytsched::kMaxEngineThreads;
     m.def("wide_vector_kernels", &ytsched::wide_vector_kernels,
           "Whether pool sums use their AVX2 kernels.");
     m.def("set_wide_vector_kernels", &ytsched::set_wide_vector_kernels, "enabled"_a,

@@ -1,11 +1,12 @@
 // Chain operations; see plf.hpp.  Each function names the Python reference it mirrors.
 #include "plf.hpp"
 
+#include "pool.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <exception>
-#include <thread>
 #include <utility>
 
 namespace ytsched {
@@ -389,27 +390,25 @@ VChain sum_chains(const std::vector<const VChain*>& chains) {
             }
         }
     };
-    // Wide sums (children x points beyond ~0.5M pairs, several ms) split their points in two
-    // halves, the upper one on a second thread; smaller sums are not worth a thread's start.
-    if (count >= 2 && count * chains.size() >= parallel_sum_pairs()) {
-        const std::size_t mid = count / 2;
-        std::exception_ptr upper_error;
-        std::thread upper([&] {
+    // Wide sums (children x points beyond ~0.5M pairs, several ms) split their points into one
+    // range per engine thread, run on the engine's worker pool; smaller sums are not worth a
+    // wake-up.  A sum inside an element built on the pool (the pool is busy) runs its ranges
+    // one after the other on its own thread: the same doubles either way.
+    const int threads = engine_threads();
+    if (threads > 1 && count >= static_cast<std::size_t>(threads) &&
+        count * chains.size() >= parallel_sum_pairs()) {
+        const auto parts = static_cast<std::size_t>(threads);
+        std::vector<std::exception_ptr> errors(parts);
+        run_workers(threads, [&](int worker) {
+            const auto w = static_cast<std::size_t>(worker);
             try {
-                sum_range(mid, count);
+                sum_range(count * w / parts, count * (w + 1) / parts);
             } catch (...) {
-                upper_error = std::current_exception();
+                errors[w] = std::current_exception();
             }
         });
-        std::exception_ptr lower_error;
-        try {
-            sum_range(0, mid);
-        } catch (...) {
-            lower_error = std::current_exception();
-        }
-        upper.join();
-        if (lower_error) std::rethrow_exception(lower_error);
-        if (upper_error) std::rethrow_exception(upper_error);
+        for (const std::exception_ptr& error : errors)
+            if (error) std::rethrow_exception(error);
     } else {
         sum_range(0, count);
     }

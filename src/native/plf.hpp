@@ -186,9 +186,9 @@ VChain operation_fsbff(const Vec& usage, const Vec& demand, bool step);
 const VChain* scale_and_extend(const VChain& f, double scale, VChain& scratch);
 VChain sum_chains(const std::vector<const VChain*>& chains);
 
-// Sums of at least this many (sample point x function) pairs split their points over two
-// threads (exact: each point's total depends only on that point). Default 2^19; tests lower it
-// to run the threaded path on small trees.
+// Sums of at least this many (sample point x function) pairs split their points over the
+// engine's threads (pool.hpp; exact: each point's total depends only on that point). Default
+// 2^19; tests lower it to run the threaded path on small trees.
 std::size_t parallel_sum_pairs();
 void set_parallel_sum_pairs(std::size_t pairs);
 VChain constant_chain(double lb, double rb, const Vec& value);

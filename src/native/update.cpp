@@ -6,9 +6,13 @@
 // stack.
 #include "update.hpp"
 
+#include "pool.hpp"
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <exception>
 #include <new>
 #include <cmath>
 #include <limits>
@@ -69,6 +73,7 @@ struct Element {
     bool has_parts = false;
     bool prepared = false;
     bool has_functions = false;
+    int level = 0;  // scratch of prepare_recursively: 1 + the highest level of a child to build
 
     Vec guarantee_share() const { return vadd(sg, proposed); }
 };
@@ -110,6 +115,11 @@ struct HugePageAllocator {
 };
 
 constexpr int kCpuIndex = 1;
+
+// Subtrees with fewer unbuilt elements than this are built on the caller alone, and so are
+// levels with fewer than an eighth of it (at least 2): waking a helper costs more than a few
+// elements.  Tests set 0 to share out every level of two or more elements.
+std::atomic<std::size_t> g_parallel_build_min{64};
 
 // ``round_amount`` (cpu on a 0.01 grid, the rest integers; round half to even like Python).
 double round_amount(int index, double value) {
@@ -188,16 +198,25 @@ void put(double* row, int col, const Vec& v) {
     for (int i = 0; i < 5; ++i) row[col + i] = v[i];
 }
 
+// What one thread building functions owns: its scratch buffers, its share of the per-step
+// profile, and the first error it met.
+struct WorkerContext {
+    Workspace workspace;
+    double steps[kStepCount] = {};
+    std::exception_ptr error;
+};
+
 class Engine {
 public:
-    Engine(int64_t n, const Options& options) : e_(static_cast<std::size_t>(n)), o_(options) {}
+    Engine(int64_t n, const Options& options)
+        : e_(static_cast<std::size_t>(n)), o_(options), workers_(1) {}
 
     std::vector<Element, HugePageAllocator<Element>> e_;
     const Options& o_;
     int root_ = -1;
     Errors* errors_ = nullptr;
     std::vector<int> burst_pools_, relaxed_pools_, fifo_pools_;
-    Workspace workspace_;
+    std::vector<WorkerContext> workers_;  // [0]: the caller's
 
     // -- traversals --
 
@@ -653,7 +672,7 @@ public:
                el.gang;
     }
 
-    void build_functions(int index) {
+    void build_functions(int index, WorkerContext& ctx) {
         Element& el = e_[index];
         el.has_parts = false;
         auto start = std::chrono::steady_clock::now();
@@ -681,17 +700,17 @@ public:
             }
         }
         auto next = std::chrono::steady_clock::now();
-        errors_->step_seconds[kStepFsbff] += std::chrono::duration<double>(next - start).count();
+        ctx.steps[kStepFsbff] += std::chrono::duration<double>(next - start).count();
         start = next;
         el.mffbs = max_fit_factor_by_suggestion(el.fsbff, el.limits_share, el.guarantee_share(),
-                                                workspace_);
+                                                ctx.workspace);
         next = std::chrono::steady_clock::now();
-        errors_->step_seconds[kStepMffbs] += std::chrono::duration<double>(next - start).count();
+        ctx.steps[kStepMffbs] += std::chrono::duration<double>(next - start).count();
         start = next;
-        VChain& composed = workspace_.composed;
-        compose(el.fsbff, el.mffbs, workspace_, composed);
+        VChain& composed = ctx.workspace.composed;
+        compose(el.fsbff, el.mffbs, ctx.workspace, composed);
         next = std::chrono::steady_clock::now();
-        errors_->step_seconds[kStepCompose] += std::chrono::duration<double>(next - start).count();
+        ctx.steps[kStepCompose] += std::chrono::duration<double>(next - start).count();
         start = next;
         el.fsbs = compress(composed);
         el.fsbff_right_bound = el.fsbff.x.back();
@@ -707,15 +726,112 @@ public:
         el.fsbs.x.shrink_to_fit();
         el.fsbs.y.shrink_to_fit();
         next = std::chrono::steady_clock::now();
-        errors_->step_seconds[kStepCompress] += std::chrono::duration<double>(next - start).count();
+        ctx.steps[kStepCompress] += std::chrono::duration<double>(next - start).count();
         el.has_functions = true;
     }
 
+    // Builds the functions of every unprepared element of the subtree of ``start``, children
+    // before parents.  With more than one engine thread the elements go level by level (a level
+    // is 1 + the highest level among the children being built, so an element's children are
+    // all in lower levels) and each level's elements are shared among the threads in chunks:
+    // an element's functions read only its own record and its children's finished functions,
+    // so which thread builds it changes no double.  The threads' profiles are added up after.
     void prepare_recursively(int start) {
         if (e_[start].prepared) return;
-        for (int i : postorder(start, [&](int j) { return !e_[j].prepared; })) {
-            build_functions(i);
-            e_[i].prepared = true;
+        const std::vector<int> order = postorder(start, [&](int j) { return !e_[j].prepared; });
+        const int threads = engine_threads();
+        const std::size_t min_elements = parallel_build_min();
+        const std::size_t min_level = std::max<std::size_t>(2, min_elements / 8);
+        if (threads <= 1 || order.size() < min_elements) {
+            for (int i : order) {
+                build_functions(i, workers_[0]);
+                e_[i].prepared = true;
+            }
+            collect_worker_steps();
+            return;
+        }
+        if (workers_.size() < static_cast<std::size_t>(threads))
+            workers_.resize(static_cast<std::size_t>(threads));
+        // Levels, then the elements grouped by level (post-order kept within a level).
+        int top = 0;
+        for (int i : order) {
+            Element& el = e_[i];
+            int level = 0;
+            for (int c : el.children)
+                if (!e_[c].prepared) level = std::max(level, e_[c].level + 1);
+            el.level = level;
+            top = std::max(top, level);
+        }
+        std::vector<std::size_t> begin(static_cast<std::size_t>(top) + 2, 0);
+        for (int i : order) ++begin[static_cast<std::size_t>(e_[i].level) + 1];
+        for (std::size_t l = 1; l < begin.size(); ++l) begin[l] += begin[l - 1];
+        std::vector<int> grouped(order.size());
+        {
+            std::vector<std::size_t> next(begin.begin(), begin.end() - 1);
+            for (int i : order) grouped[next[static_cast<std::size_t>(e_[i].level)]++] = i;
+        }
+        bool failed = false;
+        for (int l = 0; l <= top && !failed; ++l) {
+            const std::size_t from = begin[static_cast<std::size_t>(l)];
+            const std::size_t to = begin[static_cast<std::size_t>(l) + 1];
+            if (to - from < min_level) {
+                // Too few to share (the root's level): built here, so a wide pool's sum can
+                // still split its points over the pool.
+                try {
+                    for (std::size_t k = from; k < to; ++k) {
+                        build_functions(grouped[k], workers_[0]);
+                        e_[grouped[k]].prepared = true;
+                    }
+                } catch (...) {
+                    failed = true;
+                }
+                continue;
+            }
+            const std::size_t chunk = std::clamp<std::size_t>(
+                (to - from) / (static_cast<std::size_t>(threads) * 16), 1, 128);
+            std::atomic<std::size_t> cursor{from};
+            std::atomic<bool> stop{false};
+            run_workers(threads, [&](int worker) {
+                WorkerContext& ctx = workers_[static_cast<std::size_t>(worker)];
+                try {
+                    while (!stop.load(std::memory_order_relaxed)) {
+                        const std::size_t first = cursor.fetch_add(chunk);
+                        if (first >= to) break;
+                        const std::size_t last = std::min(to, first + chunk);
+                        for (std::size_t k = first; k < last; ++k) {
+                            build_functions(grouped[k], ctx);
+                            e_[grouped[k]].prepared = true;
+                        }
+                    }
+                } catch (...) {
+                    ctx.error = std::current_exception();
+                    stop.store(true);
+                }
+            });
+            for (WorkerContext& ctx : workers_) {
+                if (ctx.error) failed = true;
+                ctx.error = nullptr;
+            }
+        }
+        if (failed) {
+            // Which element failed first depends on the threads' timing; the single-threaded
+            // walk from scratch raises the error the sequential engine (and the reference)
+            // raises.  Building an element again from the same children is idempotent.
+            for (int i : order) e_[i].prepared = false;
+            for (int i : order) {
+                build_functions(i, workers_[0]);
+                e_[i].prepared = true;
+            }
+        }
+        collect_worker_steps();
+    }
+
+    void collect_worker_steps() {
+        for (WorkerContext& ctx : workers_) {
+            for (int s = 0; s < kStepCount; ++s) {
+                errors_->step_seconds[s] += ctx.steps[s];
+                ctx.steps[s] = 0.0;
+            }
         }
     }
 
@@ -1034,6 +1150,12 @@ public:
 };
 
 }  // namespace
+
+std::size_t parallel_build_min() { return g_parallel_build_min.load(std::memory_order_relaxed); }
+
+void set_parallel_build_min(std::size_t elements) {
+    g_parallel_build_min.store(elements, std::memory_order_relaxed);
+}
 
 void run_update(int64_t n, const double* in_f, const int32_t* in_i, const Options& options,
                 double* out_f, int32_t* out_i, Errors& errors) {

@@ -2,6 +2,7 @@
 // the Python side that builds it).  Mirrors src/ytsched/fairshare/update.py step by step.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -130,6 +131,11 @@ struct Errors {
     Vec total_burst{};
     double step_seconds[kStepCount] = {};
 };
+
+// Updates whose unbuilt subtree has at least this many elements build their functions on the
+// engine's threads (pool.hpp), level by level (default 64; tests set 0).
+std::size_t parallel_build_min();
+void set_parallel_build_min(std::size_t elements);
 
 // Runs the whole update.  ``in_f``/``in_i`` are n x kInF / n x kInI, ``out_f``/``out_i``
 // n x kOutF / n x kOutI (written completely).  Throws EngineError on inputs the reference

@@ -90,9 +90,56 @@ def native_available() -> bool:
     return True
 
 
+def threads() -> int:
+    """How many threads one native update uses (the caller's included)."""
+    return int(_load().engine_threads())
+
+
+def default_threads() -> int:
+    """The default thread count: ``min(2, hardware threads)``."""
+    return int(_load().default_engine_threads())
+
+
+def set_threads(count: int) -> int:
+    """Set how many threads one native update may use; returns the previous count.
+
+    The count is a speed setting only: the core shares out work whose every double is computed
+    the same way on any thread (an element's functions once its children's are built, a range
+    of a wide sum's sample points), so every count gives ``==`` results.  ``1`` runs the whole
+    update on the calling thread, for a process that needs its other core for something else
+    (the service's event loop beside the engine's worker thread); the default is
+    :func:`default_threads`.  The helper threads are started once, on the first update that
+    needs them, and wait for work between updates.
+    """
+    if isinstance(count, bool) or not isinstance(count, int):
+        raise TypeError(f"thread count must be an int, got {type(count).__name__}")
+    module = _load()
+    if not 1 <= count <= module.MAX_ENGINE_THREADS:
+        raise ValueError(
+            f"native engine thread count must be in 1..{module.MAX_ENGINE_THREADS}, got {count}"
+        )
+    return int(module.set_engine_threads(count))
+
+
+def set_parallel_build_min(elements: int) -> int:
+    """Set how many elements an update (or an integral pool's subtree) must have to build
+    unbuilt functions on several threads; returns the previous threshold (default 64).
+
+    Like the sum threshold it only trades waking a helper against the work handed to it; tests
+    set 0 so that the threaded build runs (and is compared) on small trees.
+    """
+    if elements < 0:
+        raise ValueError(f"parallel build threshold must be >= 0, got {elements}")
+    module = _load()
+    previous = int(module.parallel_build_min())
+    module.set_parallel_build_min(elements)
+    return previous
+
+
 def set_parallel_sum_pairs(pairs: int) -> int:
-    """Set how many (sample point x child) pairs a pool sum needs to use two threads; returns the
-    previous threshold.
+    """Set how many (sample point x child) pairs a pool sum needs to split its points over the
+    engine's threads (see :func:`set_threads`; none with one thread); returns the previous
+    threshold.
 
     The split is exact (every point's total depends only on that point), so the threshold only
     trades a thread's start against the sum's length; tests set 0 to run the threaded path on
