@@ -124,6 +124,8 @@ def machine_info() -> list[tuple[str, str]]:
         ("Python", f"{platform.python_implementation()} {platform.python_version()}"),
         ("numpy", numpy.__version__),
         ("platform", platform.platform()),
+        ("load avg", " ".join(f"{x:.2f}" for x in os.getloadavg())),
+        ("threads", str(native.threads()) if native.native_available() else "-"),
     ]
 
 
@@ -272,7 +274,14 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="instead of the cases: one pool of 2k/5k/10k operations (the cost of exact sums)",
     )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        help="native engine threads (default: the engine's, min(2, hardware threads))",
+    )
     args = parser.parse_args(argv)
+    if args.threads is not None:
+        native.set_threads(args.threads)
     repeat = min(args.repeat, 3) if args.quick else args.repeat
 
     for key, value in machine_info():

@@ -827,12 +827,21 @@ void compose(const VChain& F, const SChain& M, Workspace& w, VChain& c) {
     }
     if (points.size() > n) std::sort(points.begin(), points.end());
 
-    std::vector<double>& out_x = w.out_x;
-    std::vector<Vec>& out_y = w.out_y;
-    out_x.clear();
-    out_y.clear();
-    out_x.reserve(points.size() * 2);
-    out_y.reserve(points.size() * 2);
+    // The composed points go straight into the result through the merge rule (the first two
+    // as they are, like ``Builder``), without a buffer of the raw points in between.
+    c.x.clear();
+    c.y.clear();
+    c.x.reserve(points.size() * 2);
+    c.y.reserve(points.size() * 2);
+    std::size_t emitted = 0;
+    auto emit = [&](double x, const Vec& y) {
+        if (emitted++ < 2) {
+            c.x.push_back(x);
+            c.y.push_back(y);
+        } else {
+            push_point(c.x, c.y, x, y);
+        }
+    };
     const std::size_t count = points.size();
     const std::size_t nf = fx.size();
     // ``value_at(F, v)`` and ``right_limit_at(F, v)`` with cursors: the inner function is
@@ -861,8 +870,7 @@ void compose(const VChain& F, const SChain& M, Workspace& w, VChain& c) {
         const double x = points[k].first;
         const double v = points[k].second;
         if (!have_px || x != previous_x) {
-            out_x.push_back(x);
-            out_y.push_back(left_value(v));
+            emit(x, left_value(v));
             previous_x = x;
             have_px = true;
         }
@@ -874,19 +882,9 @@ void compose(const VChain& F, const SChain& M, Workspace& w, VChain& c) {
             if (following.first == x) continue;
             right_limit = following.second > v;
         }
-        out_x.push_back(x);
-        out_y.push_back(right_limit ? right_value(v) : left_value(v));
+        emit(x, right_limit ? right_value(v) : left_value(v));
     }
-    if (out_x.size() < 2) fail("a piecewise-linear function needs at least one segment");
-    c.x.clear();
-    c.y.clear();
-    c.x.reserve(out_x.size());
-    c.y.reserve(out_x.size());
-    c.x.push_back(out_x[0]);
-    c.x.push_back(out_x[1]);
-    c.y.push_back(out_y[0]);
-    c.y.push_back(out_y[1]);
-    for (std::size_t k = 2; k < out_x.size(); ++k) push_point(c.x, c.y, out_x[k], out_y[k]);
+    if (emitted < 2) fail("a piecewise-linear function needs at least one segment");
     const std::size_t m = c.x.size();
     if (c.x[m - 1] == c.x[m - 2] && !(c.y[m - 1] == c.y[m - 2])) {
         if (m > 2) {
@@ -901,11 +899,22 @@ void compose(const VChain& F, const SChain& M, Workspace& w, VChain& c) {
 
 // ``plf.compress``: the greedy corridor test of ``CompressFunction``.
 VChain compress(const VChain& F, double eps) {
+    VChain out;
+    compress(F, out, eps);
+    return out;
+}
+
+void compress(const VChain& F, VChain& out, double eps) {
     const auto& xs = F.x;
     const auto& ys = F.y;
     const std::size_t n = xs.size() - 1;
-    if (n == 1) return F;
-    VChain out;
+    if (n == 1) {
+        out.x.assign(xs.begin(), xs.end());
+        out.y.assign(ys.begin(), ys.end());
+        return;
+    }
+    out.x.clear();
+    out.y.clear();
     out.x.reserve(xs.size());
     out.y.reserve(xs.size());
     out.x.push_back(xs[0]);
@@ -952,7 +961,7 @@ VChain compress(const VChain& F, double eps) {
             c += 1;
         }
         add_point(out.x, out.y, xs[end], ys[end]);
-        if (c >= n) return out;
+        if (c >= n) return;
     }
 }
 

@@ -220,9 +220,8 @@ struct Workspace {
     std::vector<double> a, f, sx, sy;
     SChain inverse, acc, next;
     std::vector<std::pair<double, double>> points;
-    std::vector<double> out_x;
-    std::vector<Vec> out_y;
     VChain composed;
+    VChain compressed;
 };
 
 // The result is allocated to its exact size (it is kept until the distribution).
@@ -233,5 +232,7 @@ void pointwise_min(const SChain& a, const SChain& b, SChain& out);
 VChain compose(const VChain& f, const SChain& m);
 void compose(const VChain& f, const SChain& m, Workspace& w, VChain& out);
 VChain compress(const VChain& f, double epsilon = 1e-15);
+// Into ``out`` (cleared first; a workspace buffer keeps its capacity between elements).
+void compress(const VChain& f, VChain& out, double epsilon = 1e-15);
 
 }  // namespace ytsched

@@ -121,6 +121,9 @@ constexpr int kCpuIndex = 1;
 // elements.  Tests set 0 to share out every level of two or more elements.
 std::atomic<std::size_t> g_parallel_build_min{64};
 
+// Reading the flat input and writing the results share rows out from this many elements on.
+constexpr std::size_t kMinParallelRows = 4096;
+
 // ``round_amount`` (cpu on a 0.01 grid, the rest integers; round half to even like Python).
 double round_amount(int index, double value) {
     if (value >= kInfiniteAmount) return kInfiniteAmount;
@@ -712,7 +715,12 @@ public:
         next = std::chrono::steady_clock::now();
         ctx.steps[kStepCompose] += std::chrono::duration<double>(next - start).count();
         start = next;
-        el.fsbs = compress(composed);
+        VChain& compressed = ctx.workspace.compressed;
+        compress(composed, compressed);
+        // FSBS lives until the distribution: kept at its exact size (a copy out of the
+        // workspace, whose buffers keep their capacity for the next element).
+        el.fsbs.x.assign(compressed.x.begin(), compressed.x.end());
+        el.fsbs.y.assign(compressed.y.begin(), compressed.y.end());
         el.fsbff_right_bound = el.fsbff.x.back();
         el.fsbff_size = static_cast<int32_t>(el.fsbff.x.size() - 1);
         el.fsbff = VChain();
@@ -720,11 +728,6 @@ public:
         // and empty pools' are released at once (100k operations hold ~20 MB of them).
         el.mffbs_size = static_cast<int32_t>(el.mffbs.x.size() - 1);
         if (el.is_op || el.children.empty()) el.mffbs = SChain();
-        // FSBS lives until the distribution; compression reserves for the composed points and
-        // keeps a fraction of them, so the kept chain gives the slack back (with MFFBS built
-        // to its exact size, a third of the core's peak memory on 10k pools / 100k operations).
-        el.fsbs.x.shrink_to_fit();
-        el.fsbs.y.shrink_to_fit();
         next = std::chrono::steady_clock::now();
         ctx.steps[kStepCompress] += std::chrono::duration<double>(next - start).count();
         el.has_functions = true;
@@ -1151,6 +1154,20 @@ public:
 
 }  // namespace
 
+// Runs ``body(from, to)`` over [0, n) split into one contiguous range per engine thread (on
+// the caller alone for small n or one thread).  ``body`` must not throw.
+template <class Body>
+void for_row_ranges(int64_t n, Body&& body) {
+    const int threads = engine_threads();
+    if (threads <= 1 || n < static_cast<int64_t>(kMinParallelRows)) {
+        body(0, n);
+        return;
+    }
+    run_workers(threads, [&](int worker) {
+        body(n * worker / threads, n * (worker + 1) / threads);
+    });
+}
+
 std::size_t parallel_build_min() { return g_parallel_build_min.load(std::memory_order_relaxed); }
 
 void set_parallel_build_min(std::size_t elements) {
@@ -1164,45 +1181,52 @@ void run_update(int64_t n, const double* in_f, const int32_t* in_i, const Option
     Engine engine(n, options);
     engine.errors_ = &errors;
     auto& e = engine.e_;
+    // The parent links are checked first, in row order (so the first bad row names the error),
+    // then the rows are read into the element table, shared out on large trees.
     for (int64_t k = 0; k < n; ++k) {
-        const double* f = in_f + k * kInF;
-        const int32_t* i = in_i + k * kInI;
-        Element& el = e[static_cast<std::size_t>(k)];
-        el.parent = i[kInParent];
-        el.is_op = i[kInIsOp] != 0;
-        el.fifo = i[kInFifo] != 0;
-        el.weight = f[kInWeight];
-        el.weight_explicit = i[kInWeightExplicit] != 0;
-        el.demand = get(f, kInDemand);
-        el.usage = get(f, kInUsage);
-        el.limits = get(f, kInLimits);
-        el.sg_mask = static_cast<uint8_t>(i[kInSgMask]);
-        el.explicit_sg = get(f, kInExplicitSg);
-        el.itype = i[kInIntegralType];
-        el.flow = get(f, kInFlow);
-        el.burst = get(f, kInBurst);
-        el.relaxed_mult = f[kInRelaxedMult];
-        el.relaxed_mult_set = i[kInRelaxedMultSet] != 0;
-        el.can_accept = i[kInCanAccept] != 0;
-        el.should_distribute = i[kInShouldDistribute];
-        for (int p = 0; p < 3; ++p) el.params[p] = i[kInFifoParam0 + p];
-        el.start_time = f[kInStartTime];
-        el.pending = f[kInPendingJobs];
-        el.promised_flag = i[kInPromised] != 0;
-        el.fifo_reorder = i[kInFifoReorder] != 0;
-        el.step_enabled = i[kInStepEnabled] != 0;
-        el.gang = i[kInGang] != 0;
-        el.volume = get(f, kInVolume);
-        el.last_ratio = f[kInLastRatio];
-        if (el.parent < 0) {
+        const int32_t parent = in_i[k * kInI + kInParent];
+        if (parent < 0) {
             if (engine.root_ >= 0) throw EngineError("more than one root");
             engine.root_ = static_cast<int>(k);
-            el.is_root = true;
-        } else if (el.parent >= n) {
+        } else if (parent >= n) {
             throw EngineError("parent index out of range");
         }
     }
     if (engine.root_ < 0) throw EngineError("no root");
+    e[static_cast<std::size_t>(engine.root_)].is_root = true;
+    for_row_ranges(n, [&](int64_t from, int64_t to) {
+        for (int64_t k = from; k < to; ++k) {
+            const double* f = in_f + k * kInF;
+            const int32_t* i = in_i + k * kInI;
+            Element& el = e[static_cast<std::size_t>(k)];
+            el.parent = i[kInParent];
+            el.is_op = i[kInIsOp] != 0;
+            el.fifo = i[kInFifo] != 0;
+            el.weight = f[kInWeight];
+            el.weight_explicit = i[kInWeightExplicit] != 0;
+            el.demand = get(f, kInDemand);
+            el.usage = get(f, kInUsage);
+            el.limits = get(f, kInLimits);
+            el.sg_mask = static_cast<uint8_t>(i[kInSgMask]);
+            el.explicit_sg = get(f, kInExplicitSg);
+            el.itype = i[kInIntegralType];
+            el.flow = get(f, kInFlow);
+            el.burst = get(f, kInBurst);
+            el.relaxed_mult = f[kInRelaxedMult];
+            el.relaxed_mult_set = i[kInRelaxedMultSet] != 0;
+            el.can_accept = i[kInCanAccept] != 0;
+            el.should_distribute = i[kInShouldDistribute];
+            for (int p = 0; p < 3; ++p) el.params[p] = i[kInFifoParam0 + p];
+            el.start_time = f[kInStartTime];
+            el.pending = f[kInPendingJobs];
+            el.promised_flag = i[kInPromised] != 0;
+            el.fifo_reorder = i[kInFifoReorder] != 0;
+            el.step_enabled = i[kInStepEnabled] != 0;
+            el.gang = i[kInGang] != 0;
+            el.volume = get(f, kInVolume);
+            el.last_ratio = f[kInLastRatio];
+        }
+    });
     for (int64_t k = 0; k < n; ++k) {
         const int p = e[static_cast<std::size_t>(k)].parent;
         if (p >= 0) {
@@ -1227,42 +1251,46 @@ void run_update(int64_t n, const double* in_f, const int32_t* in_i, const Option
     engine.run();
 
     StepTimer output_timer(errors, kStepOutput);
-    for (int64_t k = 0; k < n; ++k) {
-        const Element& el = e[static_cast<std::size_t>(k)];
-        double* f = out_f + k * kOutF;
-        int32_t* i = out_i + k * kOutI;
-        for (int part = 0; part < 4; ++part) {
-            put(f, kOutFairShare + 5 * part, el.fs[part]);
-            put(f, kOutPromised + 5 * part, el.pfs[part]);
+    // Each element's results go to its own rows: any split of the rows writes the same bytes.
+    // Large trees share the rows out (on a fresh result mapping this is mostly page faults).
+    for_row_ranges(n, [&](int64_t from, int64_t to) {
+        for (int64_t k = from; k < to; ++k) {
+            const Element& el = e[static_cast<std::size_t>(k)];
+            double* f = out_f + k * kOutF;
+            int32_t* i = out_i + k * kOutI;
+            for (int part = 0; part < 4; ++part) {
+                put(f, kOutFairShare + 5 * part, el.fs[part]);
+                put(f, kOutPromised + 5 * part, el.pfs[part]);
+            }
+            put(f, kOutLimitsShare, el.limits_share);
+            put(f, kOutSgShare, el.sg);
+            put(f, kOutProposed, el.proposed);
+            put(f, kOutUsageShare, el.usage_share);
+            put(f, kOutDemandShare, el.demand_share);
+            put(f, kOutEstimated, el.estimated);
+            f[kOutBurstRatio] = el.burst_ratio;
+            f[kOutTotalBurstRatio] = el.total_burst;
+            f[kOutFlowRatio] = el.flow_ratio;
+            f[kOutTotalFlowRatio] = el.total_flow;
+            put(f, kOutVolume, el.volume);
+            f[kOutLastRatio] = el.last_ratio;
+            put(f, kOutOverflow, el.overflow);
+            put(f, kOutAcceptable, el.acceptable);
+            put(f, kOutChildrenOverflow, el.children_overflow);
+            put(f, kOutAcceptedFree, el.accepted_free);
+            f[kOutWeight] = el.weight;
+            put(f, kOutInferredSg, el.inferred);
+            put(f, kOutUsage, el.usage);
+            put(f, kOutDemand, el.demand);
+            put(f, kOutLimitedDemand, el.has_functions ? el.fsbs.y.back() : kZero);
+            i[kOutDominant] = el.dominant;
+            i[kOutFifoIndex] = el.fifo_index;
+            i[kOutEffectiveFifo] = el.effective_fifo;
+            i[kOutFsbsSize] = el.has_functions ? static_cast<int32_t>(el.fsbs.x.size() - 1) : -1;
+            i[kOutFsbffSize] = el.has_functions ? el.fsbff_size : -1;
+            i[kOutMffbsSize] = el.has_functions ? el.mffbs_size : -1;
         }
-        put(f, kOutLimitsShare, el.limits_share);
-        put(f, kOutSgShare, el.sg);
-        put(f, kOutProposed, el.proposed);
-        put(f, kOutUsageShare, el.usage_share);
-        put(f, kOutDemandShare, el.demand_share);
-        put(f, kOutEstimated, el.estimated);
-        f[kOutBurstRatio] = el.burst_ratio;
-        f[kOutTotalBurstRatio] = el.total_burst;
-        f[kOutFlowRatio] = el.flow_ratio;
-        f[kOutTotalFlowRatio] = el.total_flow;
-        put(f, kOutVolume, el.volume);
-        f[kOutLastRatio] = el.last_ratio;
-        put(f, kOutOverflow, el.overflow);
-        put(f, kOutAcceptable, el.acceptable);
-        put(f, kOutChildrenOverflow, el.children_overflow);
-        put(f, kOutAcceptedFree, el.accepted_free);
-        f[kOutWeight] = el.weight;
-        put(f, kOutInferredSg, el.inferred);
-        put(f, kOutUsage, el.usage);
-        put(f, kOutDemand, el.demand);
-        put(f, kOutLimitedDemand, el.has_functions ? el.fsbs.y.back() : kZero);
-        i[kOutDominant] = el.dominant;
-        i[kOutFifoIndex] = el.fifo_index;
-        i[kOutEffectiveFifo] = el.effective_fifo;
-        i[kOutFsbsSize] = el.has_functions ? static_cast<int32_t>(el.fsbs.x.size() - 1) : -1;
-        i[kOutFsbffSize] = el.has_functions ? el.fsbff_size : -1;
-        i[kOutMffbsSize] = el.has_functions ? el.mffbs_size : -1;
-    }
+    });
 }
 
 }  // namespace ytsched
