@@ -390,21 +390,20 @@ VChain sum_chains(const std::vector<const VChain*>& chains) {
             }
         }
     };
-    // Wide sums (children x points beyond ~0.5M pairs, several ms) split their points into one
-    // range per engine thread, run on the engine's worker pool; smaller sums are not worth a
-    // wake-up.  A sum inside an element built on the pool (the pool is busy) runs its ranges
-    // one after the other on its own thread: the same doubles either way.
+    // Wide sums (children x points beyond ~0.5M pairs, several ms) split their points into
+    // ranges (four per engine thread, so a thread the machine delays holds up little) that the
+    // engine's worker pool shares out; smaller sums are not worth a wake-up.  A sum inside an
+    // element built on the pool (the pool is busy) runs its ranges one after the other on its
+    // own thread: the same doubles either way.
     const int threads = engine_threads();
-    if (threads > 1 && count >= static_cast<std::size_t>(threads) &&
-        count * chains.size() >= parallel_sum_pairs()) {
-        const auto parts = static_cast<std::size_t>(threads);
+    if (threads > 1 && count >= 2 && count * chains.size() >= parallel_sum_pairs()) {
+        const std::size_t parts = std::min(count, static_cast<std::size_t>(threads) * 4);
         std::vector<std::exception_ptr> errors(parts);
-        run_workers(threads, [&](int worker) {
-            const auto w = static_cast<std::size_t>(worker);
+        parallel_items(parts, threads, [&](int, std::size_t part) {
             try {
-                sum_range(count * w / parts, count * (w + 1) / parts);
+                sum_range(count * part / parts, count * (part + 1) / parts);
             } catch (...) {
-                errors[w] = std::current_exception();
+                errors[part] = std::current_exception();
             }
         });
         for (const std::exception_ptr& error : errors)

@@ -38,19 +38,21 @@ public:
     }
     void release() { busy_.store(false, std::memory_order_release); }
 
-    // With the pool acquired: runs the job on the caller and ``helpers`` pool threads.
+    // With the pool acquired: runs ``job(0)`` on the caller and offers ``job(w)`` to helpers
+    // 1 .. ``helpers``; once the caller's returns, helpers that have not started are skipped.
     void run(int helpers, const std::function<void(int)>& job) {
         grow(helpers);
         {
             std::lock_guard<std::mutex> lock(mutex_);
             job_ = &job;
             helpers_ = helpers;
-            running_ = helpers;
+            closed_ = false;
             ++generation_;
         }
         wake_.notify_all();
         job(0);
         std::unique_lock<std::mutex> lock(mutex_);
+        closed_ = true;
         done_.wait(lock, [&] { return running_ == 0; });
         job_ = nullptr;
     }
@@ -73,8 +75,9 @@ private:
         while (true) {
             wake_.wait(lock, [&] { return generation_ != seen; });
             seen = generation_;
-            if (index > helpers_) continue;
+            if (closed_ || index > helpers_) continue;
             const std::function<void(int)>* job = job_;
+            ++running_;
             lock.unlock();
             (*job)(index);
             lock.lock();
@@ -89,7 +92,8 @@ private:
     const std::function<void(int)>* job_ = nullptr;
     uint64_t generation_ = 0;
     int helpers_ = 0;
-    int running_ = 0;
+    int running_ = 0;      // helpers inside the current job
+    bool closed_ = true;   // the caller is done taking items: late helpers skip the job
     unsigned started_ = 0;  // helper threads started (only the acquirer grows the pool)
 };
 
@@ -115,17 +119,25 @@ int set_engine_threads(int threads) {
 
 int default_engine_threads() { return std::min(2, hardware_threads()); }
 
-int run_workers(int workers, const std::function<void(int)>& job) {
+void parallel_items(std::size_t items, int threads,
+                    const std::function<void(int, std::size_t)>& body) {
+    const int workers = static_cast<int>(
+        std::min<std::size_t>(static_cast<std::size_t>(std::max(threads, 1)), items));
     if (workers > 1) {
         Pool* p = pool();
         if (p->try_acquire()) {
+            std::atomic<std::size_t> next{0};
+            const std::function<void(int)> job = [&](int worker) {
+                for (std::size_t item = next.fetch_add(1); item < items;
+                     item = next.fetch_add(1))
+                    body(worker, item);
+            };
             p->run(workers - 1, job);
             p->release();
-            return workers;
+            return;
         }
     }
-    for (int w = 0; w < workers; ++w) job(w);
-    return 1;
+    for (std::size_t item = 0; item < items; ++item) body(0, item);
 }
 
 }  // namespace ytsched

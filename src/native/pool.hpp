@@ -6,6 +6,7 @@
 // item never changes a result, so the thread count is a speed setting only.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 
 namespace ytsched {
@@ -18,12 +19,14 @@ int set_engine_threads(int threads);
 int default_engine_threads();
 constexpr int kMaxEngineThreads = 64;
 
-// Runs ``job(worker)`` for worker = 0 .. workers - 1 at the same time, worker 0 on the caller,
-// the others on pool threads, and returns when all have returned.  ``job`` must not throw.
-// When the pool is already running a job (a second update on another thread, or a sum inside
-// an element being built on a pool thread) or ``workers`` is 1, every worker runs on the
-// caller, one after the other, so callers must not wait on each other inside ``job``.
-// Returns the number of workers that ran concurrently (1 when run inline).
-int run_workers(int workers, const std::function<void(int)>& job);
+// Calls ``body(worker, item)`` exactly once for every item in [0, items), on the caller
+// (worker 0) and on up to ``threads - 1`` pool helpers (workers 1 ..), each taking the next
+// item not yet taken.  The caller takes items until none are left and then waits only for
+// the helpers that took one: a helper that wakes late (a busy machine) finds nothing and the
+// caller never waits for it.  When the pool is already running a job (a second update on
+// another thread, or a sum inside an element built on the pool) or ``threads`` is 1, the caller
+// takes every item itself.  ``body`` must not throw.
+void parallel_items(std::size_t items, int threads,
+                    const std::function<void(int, std::size_t)>& body);
 
 }  // namespace ytsched

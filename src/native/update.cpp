@@ -63,8 +63,7 @@ struct Element {
     Vec volume{}, overflow{}, acceptable{}, children_overflow{}, accepted_free{};
     double last_ratio = 0.0;
 
-    VChain fsbff;  // released once FSBS is built (only its size and right bound are read later)
-    double fsbff_right_bound = 0.0;
+    double fsbff_right_bound = 0.0;  // FSBFF itself lives only while the element is built
     int32_t fsbff_size = 0;
     int32_t mffbs_size = 0;
     SChain mffbs;
@@ -202,8 +201,9 @@ void put(double* row, int col, const Vec& v) {
 }
 
 // What one thread building functions owns: its scratch buffers, its share of the per-step
-// profile, and the first error it met.
-struct WorkerContext {
+// profile, and the first error it met.  Aligned to its own cache lines: one thread's profile
+// writes must not evict the line holding another thread's buffer pointers.
+struct alignas(128) WorkerContext {
     Workspace workspace;
     double steps[kStepCount] = {};
     std::exception_ptr error;
@@ -679,14 +679,15 @@ public:
         Element& el = e_[index];
         el.has_parts = false;
         auto start = std::chrono::steady_clock::now();
+        VChain fsbff;
         if (el.is_op) {
-            el.fsbff = operation_fsbff(el.usage_share, el.demand_share, uses_step_function(el));
+            fsbff = operation_fsbff(el.usage_share, el.demand_share, uses_step_function(el));
         } else if (el.fifo) {
             std::vector<const VChain*> chains;
             for (int c : el.sorted) chains.push_back(&e_[c].fsbs);
-            el.fsbff = fifo_fsbff(chains, o_.fast_fifo);
+            fsbff = fifo_fsbff(chains, o_.fast_fifo);
         } else if (el.children.empty()) {
-            el.fsbff = constant_chain(0.0, 1.0, kZero);
+            fsbff = constant_chain(0.0, 1.0, kZero);
         } else {
             const double min_weight = min_child_weight(el);
             std::vector<VChain> scratch(el.children.size());
@@ -696,22 +697,22 @@ public:
                 scaled[k] = scale_and_extend(child.fsbs, child.weight / min_weight, scratch[k]);
             }
             if (o_.improved) {
-                el.fsbff = improved_sum(scaled, el.parts);
+                fsbff = improved_sum(scaled, el.parts);
                 el.has_parts = true;
             } else {
-                el.fsbff = sum_chains(scaled);
+                fsbff = sum_chains(scaled);
             }
         }
         auto next = std::chrono::steady_clock::now();
         ctx.steps[kStepFsbff] += std::chrono::duration<double>(next - start).count();
         start = next;
-        el.mffbs = max_fit_factor_by_suggestion(el.fsbff, el.limits_share, el.guarantee_share(),
+        el.mffbs = max_fit_factor_by_suggestion(fsbff, el.limits_share, el.guarantee_share(),
                                                 ctx.workspace);
         next = std::chrono::steady_clock::now();
         ctx.steps[kStepMffbs] += std::chrono::duration<double>(next - start).count();
         start = next;
         VChain& composed = ctx.workspace.composed;
-        compose(el.fsbff, el.mffbs, ctx.workspace, composed);
+        compose(fsbff, el.mffbs, ctx.workspace, composed);
         next = std::chrono::steady_clock::now();
         ctx.steps[kStepCompose] += std::chrono::duration<double>(next - start).count();
         start = next;
@@ -721,9 +722,8 @@ public:
         // workspace, whose buffers keep their capacity for the next element).
         el.fsbs.x.assign(compressed.x.begin(), compressed.x.end());
         el.fsbs.y.assign(compressed.y.begin(), compressed.y.end());
-        el.fsbff_right_bound = el.fsbff.x.back();
-        el.fsbff_size = static_cast<int32_t>(el.fsbff.x.size() - 1);
-        el.fsbff = VChain();
+        el.fsbff_right_bound = fsbff.x.back();
+        el.fsbff_size = static_cast<int32_t>(fsbff.x.size() - 1);
         // Only a pool with children reads its MFFBS again (the top-down fit factor): operations'
         // and empty pools' are released at once (100k operations hold ~20 MB of them).
         el.mffbs_size = static_cast<int32_t>(el.mffbs.x.size() - 1);
@@ -790,25 +790,25 @@ public:
                 }
                 continue;
             }
+            // Chunks of up to 32 elements: small enough that a thread the machine delays
+            // holds up little at the level's end.
             const std::size_t chunk = std::clamp<std::size_t>(
-                (to - from) / (static_cast<std::size_t>(threads) * 16), 1, 128);
-            std::atomic<std::size_t> cursor{from};
+                (to - from) / (static_cast<std::size_t>(threads) * 32), 1, 32);
+            const std::size_t chunks = (to - from + chunk - 1) / chunk;
             std::atomic<bool> stop{false};
-            run_workers(threads, [&](int worker) {
+            parallel_items(chunks, threads, [&](int worker, std::size_t c) {
                 WorkerContext& ctx = workers_[static_cast<std::size_t>(worker)];
+                if (stop.load(std::memory_order_relaxed)) return;
                 try {
-                    while (!stop.load(std::memory_order_relaxed)) {
-                        const std::size_t first = cursor.fetch_add(chunk);
-                        if (first >= to) break;
-                        const std::size_t last = std::min(to, first + chunk);
-                        for (std::size_t k = first; k < last; ++k) {
-                            build_functions(grouped[k], ctx);
-                            e_[grouped[k]].prepared = true;
-                        }
+                    const std::size_t first = from + c * chunk;
+                    const std::size_t last = std::min(to, first + chunk);
+                    for (std::size_t k = first; k < last; ++k) {
+                        build_functions(grouped[k], ctx);
+                        e_[grouped[k]].prepared = true;
                     }
                 } catch (...) {
-                    ctx.error = std::current_exception();
-                    stop.store(true);
+                    if (!ctx.error) ctx.error = std::current_exception();
+                    stop.store(true, std::memory_order_relaxed);
                 }
             });
             for (WorkerContext& ctx : workers_) {
@@ -1154,17 +1154,20 @@ public:
 
 }  // namespace
 
-// Runs ``body(from, to)`` over [0, n) split into one contiguous range per engine thread (on
-// the caller alone for small n or one thread).  ``body`` must not throw.
+// Runs ``body(from, to)`` over [0, n) in ranges of kMinParallelRows rows shared out among the
+// engine's threads (on the caller alone for small n or one thread).  ``body`` must not throw.
 template <class Body>
 void for_row_ranges(int64_t n, Body&& body) {
     const int threads = engine_threads();
-    if (threads <= 1 || n < static_cast<int64_t>(kMinParallelRows)) {
+    const auto rows = static_cast<int64_t>(kMinParallelRows);
+    if (threads <= 1 || n < rows) {
         body(0, n);
         return;
     }
-    run_workers(threads, [&](int worker) {
-        body(n * worker / threads, n * (worker + 1) / threads);
+    const auto ranges = static_cast<std::size_t>((n + rows - 1) / rows);
+    parallel_items(ranges, threads, [&](int, std::size_t range) {
+        const int64_t from = static_cast<int64_t>(range) * rows;
+        body(from, std::min(n, from + rows));
     });
 }
 
