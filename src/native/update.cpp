@@ -72,7 +72,9 @@ struct Element {
     bool has_parts = false;
     bool prepared = false;
     bool has_functions = false;
-    int level = 0;  // scratch of prepare_recursively: 1 + the highest level of a child to build
+    // prepare_recursively: children still to build; the thread whose child brings it to zero
+    // builds this element next.
+    std::atomic<int> unbuilt_children{0};
 
     Vec guarantee_share() const { return vadd(sg, proposed); }
 };
@@ -115,9 +117,9 @@ struct HugePageAllocator {
 
 constexpr int kCpuIndex = 1;
 
-// Subtrees with fewer unbuilt elements than this are built on the caller alone, and so are
-// levels with fewer than an eighth of it (at least 2): waking a helper costs more than a few
-// elements.  Tests set 0 to share out every level of two or more elements.
+// Subtrees with fewer unbuilt elements than this are built on the caller alone: waking a
+// helper costs more than a few elements.  Tests set 0 to share out every subtree of three or
+// more.
 std::atomic<std::size_t> g_parallel_build_min{64};
 
 // Reading the flat input and writing the results share rows out from this many elements on.
@@ -734,18 +736,20 @@ public:
     }
 
     // Builds the functions of every unprepared element of the subtree of ``start``, children
-    // before parents.  With more than one engine thread the elements go level by level (a level
-    // is 1 + the highest level among the children being built, so an element's children are
-    // all in lower levels) and each level's elements are shared among the threads in chunks:
-    // an element's functions read only its own record and its children's finished functions,
-    // so which thread builds it changes no double.  The threads' profiles are added up after.
+    // before parents.  With more than one engine thread the elements without unbuilt children
+    // (in post-order) are shared among the threads in chunks, and the thread that finishes an
+    // element's last unbuilt child goes on to build that element (a count of unbuilt children
+    // per element, decremented atomically, so the parent's build sees every child's result).
+    // Nobody waits at a level: a thread that the machine delays holds up only its own
+    // ancestors.  ``start`` itself is built last, on the caller with the pool free, so a wide
+    // sum there (the root's) can split its points over the threads.  An element's functions
+    // read only its own record and its children's finished functions, so which thread builds
+    // it changes no double.  The threads' profiles are added up after.
     void prepare_recursively(int start) {
         if (e_[start].prepared) return;
         const std::vector<int> order = postorder(start, [&](int j) { return !e_[j].prepared; });
         const int threads = engine_threads();
-        const std::size_t min_elements = parallel_build_min();
-        const std::size_t min_level = std::max<std::size_t>(2, min_elements / 8);
-        if (threads <= 1 || order.size() < min_elements) {
+        if (threads <= 1 || order.size() < parallel_build_min() || order.size() < 3) {
             for (int i : order) {
                 build_functions(i, workers_[0]);
                 e_[i].prepared = true;
@@ -755,65 +759,53 @@ public:
         }
         if (workers_.size() < static_cast<std::size_t>(threads))
             workers_.resize(static_cast<std::size_t>(threads));
-        // Levels, then the elements grouped by level (post-order kept within a level).
-        int top = 0;
+        std::vector<int> ready;
         for (int i : order) {
-            Element& el = e_[i];
-            int level = 0;
-            for (int c : el.children)
-                if (!e_[c].prepared) level = std::max(level, e_[c].level + 1);
-            el.level = level;
-            top = std::max(top, level);
+            int count = 0;
+            for (int c : e_[i].children) count += e_[c].prepared ? 0 : 1;
+            e_[i].unbuilt_children.store(count, std::memory_order_relaxed);
+            if (count == 0 && i != start) ready.push_back(i);
         }
-        std::vector<std::size_t> begin(static_cast<std::size_t>(top) + 2, 0);
-        for (int i : order) ++begin[static_cast<std::size_t>(e_[i].level) + 1];
-        for (std::size_t l = 1; l < begin.size(); ++l) begin[l] += begin[l - 1];
-        std::vector<int> grouped(order.size());
-        {
-            std::vector<std::size_t> next(begin.begin(), begin.end() - 1);
-            for (int i : order) grouped[next[static_cast<std::size_t>(e_[i].level)]++] = i;
-        }
-        bool failed = false;
-        for (int l = 0; l <= top && !failed; ++l) {
-            const std::size_t from = begin[static_cast<std::size_t>(l)];
-            const std::size_t to = begin[static_cast<std::size_t>(l) + 1];
-            if (to - from < min_level) {
-                // Too few to share (the root's level): built here, so a wide pool's sum can
-                // still split its points over the pool.
-                try {
-                    for (std::size_t k = from; k < to; ++k) {
-                        build_functions(grouped[k], workers_[0]);
-                        e_[grouped[k]].prepared = true;
+        const std::size_t chunk = std::clamp<std::size_t>(
+            ready.size() / (static_cast<std::size_t>(threads) * 32), 1, 32);
+        const std::size_t chunks = (ready.size() + chunk - 1) / chunk;
+        std::atomic<bool> stop{false};
+        parallel_items(chunks, threads, [&](int worker, std::size_t c) {
+            WorkerContext& ctx = workers_[static_cast<std::size_t>(worker)];
+            const std::size_t first = c * chunk;
+            const std::size_t last = std::min(ready.size(), first + chunk);
+            try {
+                for (std::size_t k = first; k < last; ++k) {
+                    int i = ready[k];
+                    while (!stop.load(std::memory_order_relaxed)) {
+                        build_functions(i, ctx);
+                        e_[i].prepared = true;
+                        const int parent = e_[i].parent;
+                        if (parent == start) {
+                            e_[start].unbuilt_children.fetch_sub(1, std::memory_order_relaxed);
+                            break;
+                        }
+                        auto& unbuilt = e_[parent].unbuilt_children;
+                        if (unbuilt.fetch_sub(1, std::memory_order_acq_rel) != 1) break;
+                        i = parent;
                     }
-                } catch (...) {
-                    failed = true;
                 }
-                continue;
+            } catch (...) {
+                if (!ctx.error) ctx.error = std::current_exception();
+                stop.store(true, std::memory_order_relaxed);
             }
-            // Chunks of up to 32 elements: small enough that a thread the machine delays
-            // holds up little at the level's end.
-            const std::size_t chunk = std::clamp<std::size_t>(
-                (to - from) / (static_cast<std::size_t>(threads) * 32), 1, 32);
-            const std::size_t chunks = (to - from + chunk - 1) / chunk;
-            std::atomic<bool> stop{false};
-            parallel_items(chunks, threads, [&](int worker, std::size_t c) {
-                WorkerContext& ctx = workers_[static_cast<std::size_t>(worker)];
-                if (stop.load(std::memory_order_relaxed)) return;
-                try {
-                    const std::size_t first = from + c * chunk;
-                    const std::size_t last = std::min(to, first + chunk);
-                    for (std::size_t k = first; k < last; ++k) {
-                        build_functions(grouped[k], ctx);
-                        e_[grouped[k]].prepared = true;
-                    }
-                } catch (...) {
-                    if (!ctx.error) ctx.error = std::current_exception();
-                    stop.store(true, std::memory_order_relaxed);
-                }
-            });
-            for (WorkerContext& ctx : workers_) {
-                if (ctx.error) failed = true;
-                ctx.error = nullptr;
+        });
+        bool failed = false;
+        for (WorkerContext& ctx : workers_) {
+            if (ctx.error) failed = true;
+            ctx.error = nullptr;
+        }
+        if (!failed) {
+            try {
+                build_functions(start, workers_[0]);
+                e_[start].prepared = true;
+            } catch (...) {
+                failed = true;
             }
         }
         if (failed) {
