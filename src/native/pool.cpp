@@ -41,7 +41,7 @@ public:
     // With the pool acquired: runs ``job(0)`` on the caller and offers ``job(w)`` to helpers
     // 1 .. ``helpers``; once the caller's returns, helpers that have not started are skipped.
     void run(int helpers, const std::function<void(int)>& job) {
-        grow(helpers);
+        helpers = grow(helpers);
         {
             std::lock_guard<std::mutex> lock(mutex_);
             job_ = &job;
@@ -58,16 +58,24 @@ public:
     }
 
 private:
-    void grow(int helpers) {
+    // Starts helpers up to ``helpers``; returns how many there are (fewer if the system
+    // refuses a thread: the job then runs with those, or on the caller alone).
+    int grow(int helpers) {
         while (static_cast<int>(started_) < helpers) {
-            const int index = static_cast<int>(++started_);
+            const int index = static_cast<int>(started_) + 1;
             uint64_t seen;
             {
                 std::lock_guard<std::mutex> lock(mutex_);
                 seen = generation_;
             }
-            std::thread([this, index, seen] { loop(index, seen); }).detach();
+            try {
+                std::thread([this, index, seen] { loop(index, seen); }).detach();
+            } catch (...) {
+                break;
+            }
+            ++started_;
         }
+        return std::min(helpers, static_cast<int>(started_));
     }
 
     void loop(int index, uint64_t seen) {
