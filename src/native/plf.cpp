@@ -647,14 +647,17 @@ void component_inverse(const VChain& fsbff, int r, double limit_share, double gu
 // it is skipped (unless some inverse's domain is not [0, 1]: then all five, as the reference).
 SChain max_fit_factor_by_suggestion(const VChain& f, const Vec& limits, const Vec& guarantee,
                                     Workspace& w) {
+    const SChain& m = max_fit_factor_in_workspace(f, limits, guarantee, w);
+    SChain out;
+    out.x.assign(m.x.begin(), m.x.end());
+    out.y.assign(m.y.begin(), m.y.end());
+    return out;
+}
+
+const SChain& max_fit_factor_in_workspace(const VChain& f, const Vec& limits,
+                                          const Vec& guarantee, Workspace& w) {
     // The running minimum lives in ``w.acc``; each step writes into ``w.next`` and swaps, so
     // the five inverses and four minimums reuse the same buffers for every element.
-    auto exact_copy = [](const SChain& c) {
-        SChain out;
-        out.x.assign(c.x.begin(), c.x.end());
-        out.y.assign(c.y.begin(), c.y.end());
-        return out;
-    };
     bool have = false;
     for (int r = 0; r < 5; ++r) {
         const double c = f.y[0][r];
@@ -674,7 +677,7 @@ SChain max_fit_factor_by_suggestion(const VChain& f, const Vec& limits, const Ve
                 pointwise_min(w.acc, w.inverse, w.next);
                 std::swap(w.acc, w.next);
             }
-            return exact_copy(w.acc);
+            return w.acc;
         }
         if (!have) {
             std::swap(w.acc, w.inverse);
@@ -686,9 +689,10 @@ SChain max_fit_factor_by_suggestion(const VChain& f, const Vec& limits, const Ve
     }
     if (!have) {
         const double last = f.x.back();
-        return SChain{{0.0, 1.0}, {last, last}};
+        w.acc.x.assign({0.0, 1.0});
+        w.acc.y.assign({last, last});
     }
-    return exact_copy(w.acc);
+    return w.acc;
 }
 
 // ``plf.pointwise_min`` with its crossing search, in one merged pass over both chains' points.

@@ -227,6 +227,10 @@ struct Workspace {
 // The result is allocated to its exact size (it is kept until the distribution).
 SChain max_fit_factor_by_suggestion(const VChain& f, const Vec& limits, const Vec& guarantee,
                                     Workspace& w);
+// The same chain left in the workspace (valid until the workspace builds the next MFFBS), for
+// elements that need it only for their own composition.
+const SChain& max_fit_factor_in_workspace(const VChain& f, const Vec& limits,
+                                          const Vec& guarantee, Workspace& w);
 SChain pointwise_min(const SChain& a, const SChain& b);
 void pointwise_min(const SChain& a, const SChain& b, SChain& out);
 VChain compose(const VChain& f, const SChain& m);

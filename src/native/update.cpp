@@ -708,13 +708,22 @@ public:
         auto next = std::chrono::steady_clock::now();
         ctx.steps[kStepFsbff] += std::chrono::duration<double>(next - start).count();
         start = next;
-        el.mffbs = max_fit_factor_by_suggestion(fsbff, el.limits_share, el.guarantee_share(),
-                                                ctx.workspace);
+        // Only a pool with children reads its MFFBS again (the top-down fit factor): the others
+        // compose from the workspace's copy and keep none (100k operations would hold ~20 MB).
+        const SChain& mffbs = max_fit_factor_in_workspace(fsbff, el.limits_share,
+                                                          el.guarantee_share(), ctx.workspace);
+        el.mffbs_size = static_cast<int32_t>(mffbs.x.size() - 1);
+        if (el.is_op || el.children.empty()) {
+            el.mffbs = SChain();
+        } else {
+            el.mffbs.x.assign(mffbs.x.begin(), mffbs.x.end());
+            el.mffbs.y.assign(mffbs.y.begin(), mffbs.y.end());
+        }
         next = std::chrono::steady_clock::now();
         ctx.steps[kStepMffbs] += std::chrono::duration<double>(next - start).count();
         start = next;
         VChain& composed = ctx.workspace.composed;
-        compose(fsbff, el.mffbs, ctx.workspace, composed);
+        compose(fsbff, mffbs, ctx.workspace, composed);
         next = std::chrono::steady_clock::now();
         ctx.steps[kStepCompose] += std::chrono::duration<double>(next - start).count();
         start = next;
@@ -726,10 +735,6 @@ public:
         el.fsbs.y.assign(compressed.y.begin(), compressed.y.end());
         el.fsbff_right_bound = fsbff.x.back();
         el.fsbff_size = static_cast<int32_t>(fsbff.x.size() - 1);
-        // Only a pool with children reads its MFFBS again (the top-down fit factor): operations'
-        // and empty pools' are released at once (100k operations hold ~20 MB of them).
-        el.mffbs_size = static_cast<int32_t>(el.mffbs.x.size() - 1);
-        if (el.is_op || el.children.empty()) el.mffbs = SChain();
         next = std::chrono::steady_clock::now();
         ctx.steps[kStepCompress] += std::chrono::duration<double>(next - start).count();
         el.has_functions = true;
