@@ -266,15 +266,9 @@ class Scheduler:
                 if not outbox.abort:
                     return _EMPTY_RESPONSE
                 return HeartbeatResponse(abort=tuple(outbox.abort))
+            # Positional: (ledger, tree, node, now, outbox, min_spare, max_started, pool_node).
             ctx = HeartbeatContext(
-                ledger=self.ledger,
-                tree=state,
-                node=node,
-                now=now,
-                outbox=outbox,
-                min_spare=min_spare,
-                max_started=max_started,
-                node_tags=pool_node.all_tags,
+                self.ledger, state, node, now, outbox, min_spare, max_started, pool_node
             )
             preempt_gracefully(ctx)
             run_regular_stage(ctx)
@@ -763,17 +757,23 @@ def _all_fail_to_fit(
     f3 = limits[3] - usage[3] + eps
     f4 = limits[4] - usage[4] + eps
     failing: list[ScheduledOperation] = []
-    stack = [state.selector.root]
+    # Depth first with a stack of iterators: a pool's children are visited when the walk
+    # reaches it, so the first operations seen are those near the best leaf (the likeliest
+    # to fit), without first stacking every pool of the upper levels.  Which operations are
+    # visited, and so the answer, does not depend on the order.
+    tree = state.name
+    stack = [iter(state.selector.root.heap)]
     while stack:
-        for child in stack.pop().heap:
+        for child in stack[-1]:
             element = child.element
             if not element.is_operation:
-                stack.append(child)
-                continue
+                stack.append(iter(child.heap))
+                break
             op = element.operation
             if op is None or not op.eligible:
                 return None
-            if op.operation.tentative_trees and state.name in op.operation.tentative_trees:
+            operation = op.operation
+            if operation.tentative_trees and tree in operation.tentative_trees:
                 return None  # may fail as ``saturated_in_tentative_tree`` first
             tasks = op.tasks
             if len(tasks) == 1 and not tasks[0].waiting:
@@ -785,6 +785,8 @@ def _all_fail_to_fit(
                 if r[0] <= f0 and r[1] <= f1 and r[2] <= f2 and r[3] <= f3 and r[4] <= f4:
                     return None
             failing.append(op)
+        else:
+            stack.pop()  # this heap is exhausted
     return failing
 
 
