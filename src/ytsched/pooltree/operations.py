@@ -177,6 +177,11 @@ class Operation:
         self.tree_reasons: dict[str, str] = {}
         self.failed_job_count = 0
         self.usage_releases = 0
+        self.job_changes = 0
+        """How many times a job started or ended (never decreases): :meth:`start_job` and
+        :meth:`_end_job` are the only changes of the tasks' waiting lists and counters and of
+        :attr:`running_jobs`, so with the same count (and the same operation object) they are
+        as they were; ``ytsched.pooltree.snapshot`` then reuses the operation's engine input."""
         """How many times :meth:`release_job_usage` released a running job's usage (never
         decreases): with the same count, no job's ``usage_released`` changed in between, which
         lets ``ytsched.pooltree.snapshot`` reuse a usage sum without visiting the jobs."""
@@ -338,6 +343,7 @@ class Operation:
         job = Job(job_id, task_name, index, attempt, task.resources, now, node, tree)
         self.jobs[job_id] = job
         self.running_jobs[job_id] = job
+        self.job_changes += 1
         if self.tentative_trees and tree is not None:
             self._eligibility(task_name).on_started(tree, tree in self.tentative_trees, now)
         return job
@@ -380,6 +386,7 @@ class Operation:
         return True
 
     def _end_job(self, job: Job, state: JobState, now: float, reason: str | None) -> None:
+        self.job_changes += 1
         job.state = state
         watch = job.watch
         if watch is not None:
