@@ -225,23 +225,24 @@ def _fold_usage(start: Vector, jobs: Iterable[Job], tree: str) -> Vector:
     return (u0, u1, u2, u3, u4)
 
 
-SpecMemo = dict[str, tuple[Operation, tuple[object, ...], OperationSpec]]
-"""Per operation: the operation, the inputs its :class:`OperationSpec` was built from (see
-:func:`_spec_inputs`) and that spec, from the last update."""
+SpecMemo = dict[str, tuple[Operation, object, object, tuple[object, ...], OperationSpec]]
+"""Per operation: the operation, its tree entry's ``resource_limits`` and its spec config
+objects, the other inputs its :class:`OperationSpec` was built from (see :func:`_spec_inputs`)
+and that spec, from the last update."""
 
 
 def _spec_inputs(entry: TreeOperation) -> tuple[object, ...]:
-    """Everything an operation's :class:`OperationSpec` is computed from, besides what never
-    changes (its id, type and start time), as values and objects that are replaced, never
-    modified, on change (the spec and limits configs are frozen models):
+    """What an operation's :class:`OperationSpec` is computed from, besides what never changes
+    (its id, type and start time) and two config objects compared by identity (the entry's
+    ``resource_limits`` and the operation's spec: frozen models, replaced on change; identity
+    also keeps ``0.0`` and ``-0.0`` apart, which ``==`` would not):
 
     * ``job_changes`` and ``len(running_jobs)``: no job started or ended, so the tasks'
       waiting lists and counters (pending count, needed resources, the ended count of the
       usage memo) and the running jobs are as they were; ``usage_releases``: no job's usage
       was released (together: the same usage, see :func:`_memoized_usage`);
-    * the tree's view: pool (by name: a renamed pool is another parent), weight, limits,
-      whether it runs there; the operation's state and spec (``is_gang``,
-      ``apply_specified_resource_limits_to_demand``).
+    * the tree's view: pool (by name: a renamed pool is another parent), weight (validated
+      positive, so ``==`` is bit equality), whether it runs there; the operation's state.
 
     Equal inputs give an equal spec, field by field and bit for bit, so the previous spec
     object is reused (the engine only reads specs)."""
@@ -252,10 +253,8 @@ def _spec_inputs(entry: TreeOperation) -> tuple[object, ...]:
         operation.usage_releases,
         entry.pool.name,
         entry.weight,
-        entry.resource_limits,
         entry.running,
         operation.state,
-        operation.spec,
     )
 
 
@@ -291,12 +290,18 @@ def to_snapshot(
             inputs = _spec_inputs(entry)
             op_id = operation.id
             known = spec_memo.get(op_id)
-            if known is not None and known[0] is operation and known[1] == inputs:
+            if (
+                known is not None
+                and known[0] is operation
+                and known[1] is entry.resource_limits
+                and known[2] is operation.spec
+                and known[3] == inputs
+            ):
                 known_usage = memo.get(op_id)
                 if known_usage is not None and known_usage[0] is operation:
                     fresh[op_id] = known_usage
                     fresh_specs[op_id] = known
-                    operations.append(known[2])
+                    operations.append(known[4])
                     continue
         limits = (
             entry.resource_limits.limits_vector()
@@ -332,7 +337,13 @@ def to_snapshot(
         )
         operations.append(spec)
         if reuse:
-            fresh_specs[operation.id] = (operation, inputs, spec)
+            fresh_specs[operation.id] = (
+                operation,
+                entry.resource_limits,
+                operation.spec,
+                inputs,
+                spec,
+            )
     if memo is not None:
         memo.clear()
         memo.update(fresh)
