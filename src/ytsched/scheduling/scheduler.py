@@ -388,7 +388,7 @@ class Scheduler:
         pool_node = self.trees.nodes.get(address)
         if node is None or pool_node is None:
             return True  # the heartbeat would register it
-        if node.pending_aborts or node.interrupted or node.any_job_ended:
+        if node.pending_aborts or node.interrupted or node.ended_watch.ended:
             # An allocation's job ended elsewhere (its operation finished): abort it on the node.
             return True
         tree = pool_node.tree
@@ -397,7 +397,16 @@ class Scheduler:
         level = levels.get(tree, 0)
         if level == 0 and tree not in self.ledger.tree_states:
             return False
-        if not _fits(node.usage, node.resource_limits):
+        usage = node.usage
+        limits = node.resource_limits
+        eps = RESOURCE_EPSILON
+        if not (  # ``_fits`` written out: the simulator asks this for every parked node
+            usage[0] <= limits[0] + eps
+            and usage[1] <= limits[1] + eps
+            and usage[2] <= limits[2] + eps
+            and usage[3] <= limits[3] + eps
+            and usage[4] <= limits[4] + eps
+        ):
             return True
         if level == 0:
             return False
@@ -693,9 +702,18 @@ def last_pass_time(
     ``last + backoff`` sets it (see :meth:`Scheduler.account_idle_heartbeats`)."""
     latest = phase + (stop - 1) * period
     always = phase >= 0.0 and first >= 0 and _always_due(period, backoff, latest)
+    if last is None:
+        if first >= stop:
+            return None
+        last = phase + first * period  # the first tick is due: nothing was set before
+        if always:
+            return latest
+        first += 1
+    # The walk (periods equal to the backoff, where rounding decides each tick): the same
+    # sums and comparisons in the same order, without the ``None`` test per tick.
     for k in range(first, stop):
         time = phase + k * period
-        if last is None or time > last + backoff:
+        if time > last + backoff:
             last = time
             if always:
                 return latest
