@@ -301,7 +301,7 @@ def main(argv: list[str] | None = None) -> int:
         choices=("service", "freeze", "none"),
         default="service",
         help="garbage collector: as `ytsched server` manages it (default), the setup frozen"
-        " and automatic collections otherwise (before issue 15's second helper round), or"
+        " and automatic collections otherwise (the behaviour before issue 15's round three), or"
         " Python's defaults",
     )
     parser.add_argument(
