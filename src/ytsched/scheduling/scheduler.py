@@ -50,6 +50,7 @@ from ytsched.scheduling.ledger import Ledger
 from ytsched.scheduling.nodes import Allocation, NodeState
 from ytsched.scheduling.placement import DeactivationReason, run_regular_stage
 from ytsched.scheduling.post_update import build_tree_state
+from ytsched.scheduling.post_update_aside import OPERATIONS_PER_SLICE, AsideBuild
 from ytsched.scheduling.preemptible import (
     PreemptionStatus,
     preemption_sort_key,
@@ -200,6 +201,35 @@ class Scheduler:
         self.last_update_time = now
         self.clock = max(self.clock, now)
         return results
+
+    def finish_update_aside(
+        self, pending: PendingUpdate, operations_per_slice: int = OPERATIONS_PER_SLICE
+    ) -> AsideUpdate:
+        """:meth:`finish_update` for a caller that serves requests while the state is built:
+        run :meth:`AsideUpdate.steps` (requests may be served at every step), then
+        :meth:`AsideUpdate.publish` (one short step), then :meth:`AsideUpdate.cleanup`.
+
+        Every tree's state is built aside (:class:`AsideBuild`: heartbeats keep the previous
+        one until publication) from the live trees with the computed shares, so the structure
+        must stay what it was when they were computed: ``publish`` refuses (returns ``False``,
+        nothing changed) when it did not, and the caller computes again.  The simulator keeps
+        :meth:`update`, which reuses the replaced state's objects instead (cheaper when
+        nothing needs to run in between)."""
+        ledger = self.ledger
+        builds = {
+            name: AsideBuild(
+                self.trees.trees[name],
+                result,
+                pending.now,
+                ledger.records.setdefault(name, {}),
+                ledger.starvation.setdefault(name, {}),
+                ledger.tree_states.get(name),
+                operations_per_slice=operations_per_slice,
+            )
+            for name, result in pending.results.items()
+            if name in self.trees.trees
+        }
+        return AsideUpdate(self, pending, builds)
 
     def _reconcile_all(self) -> None:
         """Drop allocations whose jobs the pool trees ended (operation finished or aborted,
@@ -658,6 +688,67 @@ class PendingUpdate:
     nothing can run between the computation and its application (:meth:`Scheduler.update`)."""
 
 
+class AsideUpdate:
+    """An update's scheduling state built aside and published in one step (see
+    :meth:`Scheduler.finish_update_aside`)."""
+
+    def __init__(
+        self, scheduler: Scheduler, pending: PendingUpdate, builds: dict[str, AsideBuild]
+    ) -> None:
+        self.scheduler = scheduler
+        self.pending = pending
+        self.builds = builds
+        self.published = False
+        self._retired: list[TreeState] = []
+
+    def steps(self) -> Iterator[None]:
+        """The slices of every tree's build (nothing heartbeats read changes in them)."""
+        for build in self.builds.values():
+            yield from build.steps()
+
+    def structure_unchanged(self) -> bool:
+        structure = self.pending.structure
+        trees = self.scheduler.trees.trees
+        return structure is None or (
+            set(trees) == set(structure) == set(self.builds)
+            and all(_structure(trees[name]) == shape for name, shape in structure.items())
+        )
+
+    def publish(self) -> bool:
+        """Put every tree's new state in place (one uninterrupted step), or return ``False``
+        and change nothing when the structure changed since the shares were computed."""
+        if not self.structure_unchanged():
+            return False
+        scheduler = self.scheduler
+        ledger = scheduler.ledger
+        results = self.pending.results
+        for name, build in self.builds.items():
+            previous = ledger.tree_states.get(name)
+            ledger.tree_states[name] = build.publish(previous)
+            if previous is not None:
+                self._retired.append(previous)
+        for name in [n for n in ledger.tree_states if n not in results]:
+            self._retired.append(ledger.tree_states.pop(name))
+        now = self.pending.now
+        scheduler.last_update_time = now
+        scheduler.clock = max(scheduler.clock, now)
+        self.published = True
+        return True
+
+    def cleanup(self, per_slice: int | None = None) -> Iterator[None]:
+        """After :meth:`publish`: break the cycles of the replaced states and results (see
+        :meth:`TreeState.dispose` and :func:`_unlink`), which nothing reads any more, with a
+        ``yield`` after every ``per_slice`` elements (``None``: none)."""
+        retired, self._retired = self._retired, []
+        for state in retired:
+            yield from state.dispose_in_slices(per_slice)
+        current = {id(result) for result in self.pending.results.values()}
+        replaced, self.pending.replaced = self.pending.replaced, []
+        for result in replaced:
+            if result is not None and id(result) not in current:
+                yield from _unlink_in_slices(result, per_slice)
+
+
 @dataclass(slots=True)
 class UpdateInputs:
     """The engine inputs of an update run in steps (:meth:`Scheduler.snapshot_update`)."""
@@ -819,6 +910,19 @@ def _structure(tree: PoolTree) -> tuple[object, ...]:
         ),
         tuple((entry.id, entry.pool.name) for entry in tree.operations.values()),
     )
+
+
+def _unlink_in_slices(result: UpdateResult, per_slice: int | None) -> Iterator[None]:
+    """:func:`_unlink` with a ``yield`` after every ``per_slice`` elements (``None``: none)."""
+    count = 0
+    for element in (result.root, *result.pools.values(), *result.operations.values()):
+        element.parent = None
+        element.children = []
+        element.sorted_children = []
+        count += 1
+        if count == per_slice:
+            count = 0
+            yield
 
 
 def _unlink(result: UpdateResult) -> None:

@@ -14,29 +14,34 @@ loop free between any two of them:
    the native core releases the GIL, so the loop keeps serving requests on the other core);
    trees smaller than :data:`WORKER_MIN_ELEMENTS` compute on the loop with step 4;
 4. keep the results (integral volumes; loop);
-5. after a short pause, build the scheduling state from them (``Scheduler.finish_update``) and
-   publish it in one step (loop).  If a pool, operation or tree changed since step 2, steps
-   1-4 run again first (at most :data:`RETRIES` times, then ``finish_update`` computes once
-   more synchronously), because the state needs shares computed on the structure it is built
-   on.
+5. after a short pause, build the scheduling state from them aside, in slices of
+   :data:`~ytsched.scheduling.post_update_aside.OPERATIONS_PER_SLICE` operations and one
+   slice per tree-wide pass (``Scheduler.finish_update_aside``; heartbeats keep using the
+   previous state, which the slices do not touch), then publish it in one short step that
+   brings it up to date with what heartbeats changed meanwhile (usage, pending allocations;
+   see :mod:`ytsched.scheduling.post_update_aside`), then free the replaced state in another.
+   If a pool, operation or tree changed since step 2, steps 1-4 run again first (at most
+   :data:`RETRIES` times, then ``finish_update`` computes and builds once more in one step),
+   because the state needs shares computed on the structure it is built on.
 
 Heartbeats served between the steps schedule with the previous state, never a half-built one:
-the only step that changes the scheduling state is the last, which is one uninterrupted call.
-The simulator and ``Cluster.tick`` keep the single-threaded ``Scheduler.update``, which gives
-the same results for the same inputs.
+the only step that changes the scheduling state is the publication, which is one
+uninterrupted call.  The simulator and ``Cluster.tick`` keep the single-threaded
+``Scheduler.update``, which gives the same results for the same inputs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
 from ytsched.fairshare.model import TreeSnapshot
 from ytsched.fairshare.update import UpdateResult, run_update
+from ytsched.scheduling.post_update_aside import OPERATIONS_PER_SLICE
 from ytsched.scheduling.scheduler import PendingUpdate, Scheduler, collector_paused, tree_shapes
 from ytsched.server import crashpoints
 
@@ -53,6 +58,9 @@ waits for a core and then for the GIL, which stretched a 2 ms update of 30 opera
 100 ms of wall time, so updates came half as often.  Small trees compute on the loop, in the
 step that keeps the results."""
 
+CLEANUP_PER_SLICE = 2000
+"""Elements per slice when the replaced state and result are unlinked after publication."""
+
 _T = TypeVar("_T")
 
 
@@ -63,6 +71,10 @@ class StepTimes:
 
     loop: list[float] = field(default_factory=list)
     worker: float = 0.0
+    publish: float = 0.0
+    """The step that put the new scheduling state in place."""
+    fallbacks: list[str] = field(default_factory=list)
+    """Why a tree's state was built in one step after all (``AsideBuild.fallback``)."""
 
     @property
     def total(self) -> float:
@@ -112,12 +124,50 @@ async def update_in_steps(
     if crashpoints.ARMED:
         crashpoints.reach("fair_share_update")
     await asyncio.sleep(pause)
-    for _ in range(RETRIES):
-        if pending.structure is None or pending.structure == tree_shapes(scheduler.trees):
-            break
-        again = await _begin(scheduler, executor, now, times)
-        again.replaced = [*pending.replaced, *again.replaced]
-        pending = again
-        await asyncio.sleep(0)
+    for attempt in range(RETRIES + 1):
+        if pending.structure is not None and pending.structure != tree_shapes(scheduler.trees):
+            if attempt == RETRIES:
+                break
+            again = await _begin(scheduler, executor, now, times)
+            again.replaced = [*pending.replaced, *again.replaced]
+            pending = again
+            await asyncio.sleep(0)
+        aside = scheduler.finish_update_aside(pending, OPERATIONS_PER_SLICE)
+        with collector_paused():
+            # One pause of the cyclic collector over all slices (a collection per slice would
+            # cost more than the slice); requests served in between run with it paused too.
+            for _ in _timed(times, aside.steps()):
+                await asyncio.sleep(0)
+            published = _timed_call(times, aside.publish)
+        if published:
+            times.fallbacks = [b.fallback for b in aside.builds.values() if b.fallback]
+            await asyncio.sleep(0)
+            for _ in _timed(times, aside.cleanup(CLEANUP_PER_SLICE)):
+                await asyncio.sleep(0)
+            return times
+    # The structure kept changing: compute and build in one step, as Scheduler.update does.
     _on_loop(times, lambda: scheduler.finish_update(pending))
+    times.fallbacks = ["the structure kept changing"]
     return times
+
+
+def _timed(times: StepTimes, steps: Iterator[None]) -> Iterator[None]:
+    """``steps``, each one's duration recorded as a step on the loop."""
+    while True:
+        started = time.perf_counter()
+        try:
+            next(steps)
+        except StopIteration:
+            times.loop.append(time.perf_counter() - started)
+            return
+        times.loop.append(time.perf_counter() - started)
+        yield
+
+
+def _timed_call(times: StepTimes, action: Callable[[], _T]) -> _T:
+    started = time.perf_counter()
+    result = action()
+    elapsed = time.perf_counter() - started
+    times.loop.append(elapsed)
+    times.publish = elapsed
+    return result
