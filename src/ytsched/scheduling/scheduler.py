@@ -725,7 +725,8 @@ class AsideUpdate:
         for name, build in self.builds.items():
             previous = ledger.tree_states.get(name)
             ledger.tree_states[name] = build.publish(previous)
-            if previous is not None:
+            if previous is not None and build.fallback is None:
+                # (The fallback build disposed it and may reuse its objects: not again.)
                 self._retired.append(previous)
         for name in [n for n in ledger.tree_states if n not in results]:
             self._retired.append(ledger.tree_states.pop(name))
