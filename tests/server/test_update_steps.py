@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,7 @@ import pytest
 
 from ytsched.fairshare.model import TreeSnapshot
 from ytsched.fairshare.update import UpdateResult
+from ytsched.scheduling.scheduler import AsideUpdate
 from ytsched.server import heartbeats, operations, update_steps
 from ytsched.server.cluster import Cluster, ServiceConfig
 from ytsched.server.models import HeartbeatRequest
@@ -173,4 +174,61 @@ def test_operations_past_their_time_limit_fail_before_the_update(tmp_path: Path)
     assert row.state == "failed"
     assert "time_limit 5000 ms" in str(row.result)
     assert cluster.record(unlimited).row.state == "running"
+    cluster.close()
+
+
+def test_heartbeats_between_the_slices_of_the_state_see_the_previous_one_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scheduling state is built aside in slices of one operation here: heartbeats are
+    answered between the slices, with the previous state, intact (never a half-built or
+    half-disposed one), and the new state appears at once at publication."""
+    monkeypatch.setattr(update_steps, "OPERATIONS_PER_SLICE", 1)
+    monkeypatch.setattr(update_steps, "WORKER_MIN_ELEMENTS", 10**9)
+    now = [1000.0]
+    cluster = _cluster(tmp_path, now)
+    first = [_start(cluster, pool, jobs=3) for pool in ("batch", "research", "team", "batch")]
+    cluster.tick()
+    late = _start(cluster, "team")
+    slicing = [False]
+    real_steps = AsideUpdate.steps
+
+    def steps(self: AsideUpdate) -> Iterator[None]:
+        slicing[0] = True
+        try:
+            yield from real_steps(self)
+        finally:
+            slicing[0] = False
+
+    monkeypatch.setattr(AsideUpdate, "steps", steps)
+
+    async def scenario() -> tuple[int, set[str]]:
+        previous = cluster.scheduler.ledger.tree_states["default"]
+        elements = {name: element.parent for name, element in previous.elements.items()}
+        now[0] += 1.0
+        update = asyncio.create_task(cluster.tick_concurrently(pause=0.0))
+        between = 0
+        started: set[str] = set()
+        for _ in range(100_000):  # bounded; the update takes a few dozen loop turns
+            if update.done():
+                break
+            await asyncio.sleep(0)
+            if not slicing[0]:
+                continue
+            state = cluster.scheduler.ledger.tree_states["default"]
+            assert state is previous
+            assert {n: e.parent for n, e in state.elements.items()} == elements
+            assert set(state.operations) == set(first)
+            started |= _beat(cluster, f"n{between % 3}")
+            between += 1
+        await update
+        return between, started
+
+    between, started = asyncio.run(scenario())
+    assert between >= 5  # slices of one operation: a heartbeat between each two
+    assert started and started <= set(first)
+    state = cluster.scheduler.ledger.tree_states["default"]
+    assert set(state.operations) == {*first, late}
+    assert all(e.parent is not None for e in state.elements.values() if e is not state.root)
+    assert cluster.last_update_time == now[0]
     cluster.close()
