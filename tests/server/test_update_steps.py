@@ -103,21 +103,52 @@ def test_a_structure_change_while_computing_is_computed_again_in_steps(
     _start(cluster, "batch")
     cluster.tick()
     engine = HeldEngine(monkeypatch)
-    late: list[str] = []
 
     async def scenario() -> None:
         now[0] += 1.0
         update = asyncio.create_task(cluster.tick_concurrently(pause=0.0))
         await engine.started()
-        late.append(_start(cluster, "research"))  # a new operation: the structure changed
+        # A new pool: the shares must be computed on the new structure.
+        cluster.scheduler.trees.trees["default"].create_pool("extra", None, {})
         engine.release.set()
         await update
 
     asyncio.run(scenario())
     assert engine.calls == 2  # computed again in the worker, not on the loop
     state = cluster.scheduler.ledger.tree_states["default"]
-    assert late[0] in state.operations
-    assert late[0] in state.result.operations
+    assert "extra" in state.elements
+    assert "extra" in state.result.pools
+    cluster.close()
+
+
+def test_operations_arriving_while_computing_join_at_the_next_update(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An operation that arrives during an update is scheduled from the next one on, as one
+    arriving just after it would be (``scheduler.structure_compatible``): no recomputation."""
+    now = [1000.0]
+    cluster = _cluster(tmp_path, now)
+    first = _start(cluster, "batch")
+    cluster.tick()
+    engine = HeldEngine(monkeypatch)
+    late: list[str] = []
+
+    async def scenario() -> None:
+        now[0] += 1.0
+        update = asyncio.create_task(cluster.tick_concurrently(pause=0.0))
+        await engine.started()
+        late.append(_start(cluster, "research"))
+        engine.release.set()
+        await update
+
+    asyncio.run(scenario())
+    assert engine.calls == 1
+    state = cluster.scheduler.ledger.tree_states["default"]
+    assert first in state.operations and late[0] not in state.operations
+    engine.release.set()
+    now[0] += 1.0
+    asyncio.run(cluster.tick_concurrently(pause=0.0))
+    assert late[0] in cluster.scheduler.ledger.tree_states["default"].operations
     cluster.close()
 
 

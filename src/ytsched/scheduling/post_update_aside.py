@@ -28,8 +28,14 @@ slices read, per operation, things heartbeats and requests change; publication c
 * anything else (an operation that stopped running or has no more waiting jobs, a changed
   spec, pool or tree config, a record created meanwhile): publication builds the state with
   ``build_tree_state`` instead, which is exact by definition and costs what it always did;
-* the tree's structure (pools, operations, trees): checked by the caller
-  (``Scheduler.finish_update_aside``), which computes the shares again.
+* operations that arrived since the computation (no share computed) and operations that
+  left (finished, aborted) are not in the state, as in ``build_tree_state`` at the moment of
+  publication with the same result (see ``scheduler.structure_compatible``): one that left
+  after its slice is dropped before the tree-wide passes, one that left during those passes
+  makes publication build the state with ``build_tree_state``;
+* any other change of the tree's structure (pools, trees, configs, an operation's pool):
+  the caller (``Scheduler.finish_update_aside``) refuses to publish, and the shares are
+  computed again.
 """
 
 from __future__ import annotations
@@ -156,12 +162,13 @@ class AsideBuild:
         pool_keys: dict[str, tuple[object, ...]] = {}
         contexts: dict[str, tuple[ElementState, tuple[object, ...], list[ElementState]]] = {}
         computed_operations = result.operations
+        attached = tree.operations
         for start in range(0, len(entries), self.per_slice):
             for entry in entries[start : start + self.per_slice]:
                 op_id = entry.operation.id
                 computed = computed_operations.get(op_id)
-                if computed is None:
-                    continue
+                if computed is None or attached.get(op_id) is not entry:
+                    continue  # arrived after the computation, or left
                 record = self.records.get(op_id) or self._new_records.get(op_id)
                 if record is None:
                     record = OperationRecord()
@@ -197,6 +204,15 @@ class AsideBuild:
                 self._inputs.append((op, reason))
             yield
 
+        left = [op for op in operations.values() if attached.get(op.entry.id) is not op.entry]
+        if left:
+            # Operations that left after their slice: not in the state, as build_tree_state
+            # at this moment would have it.
+            for op in left:
+                del operations[op.entry.id]
+                del elements[op.entry.id]
+                by_pool[op.entry.pool.name].remove(op)
+            self._inputs = [item for item in self._inputs if item[0].entry.id in operations]
         _build_children(tree, pools, root, by_pool, config)
         _update_starvation(elements, config, self.now)
         yield
@@ -302,8 +318,14 @@ class AsideBuild:
             if records.get(op_id, record) is not record:
                 return "a record was created meanwhile"
         running = OperationState.RUNNING
+        attached = self.tree.operations
         for op, reason in self._inputs:
             entry = op.entry
+            parent = op.element.parent
+            if attached.get(entry.id) is not entry or parent is None:
+                return "an operation left during the last slices"
+            if entry.pool.name != parent.name:
+                return "an operation moved"
             operation = entry.operation
             key = op.template.settings.key  # type: ignore[union-attr]
             if key[1] != id(operation.spec) or key[2] != id(entry.resource_limits):

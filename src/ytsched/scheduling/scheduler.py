@@ -706,18 +706,15 @@ class AsideUpdate:
         for build in self.builds.values():
             yield from build.steps()
 
-    def structure_unchanged(self) -> bool:
-        structure = self.pending.structure
-        trees = self.scheduler.trees.trees
-        return structure is None or (
-            set(trees) == set(structure) == set(self.builds)
-            and all(_structure(trees[name]) == shape for name, shape in structure.items())
-        )
-
     def publish(self) -> bool:
         """Put every tree's new state in place (one uninterrupted step), or return ``False``
-        and change nothing when the structure changed since the shares were computed."""
-        if not self.structure_unchanged():
+        and change nothing when the structure changed since the shares were computed in a
+        way the state cannot be built on (see :func:`structure_compatible`)."""
+        structure = self.pending.structure
+        if structure is not None and (
+            set(structure) != set(self.builds)
+            or not structure_compatible(structure, self.scheduler.trees)
+        ):
             return False
         scheduler = self.scheduler
         ledger = scheduler.ledger
@@ -899,16 +896,44 @@ def tree_shapes(trees: PoolTrees) -> dict[str, tuple[object, ...]]:
     return {name: _structure(tree) for name, tree in trees.trees.items()}
 
 
+def structure_compatible(structure: dict[str, tuple[object, ...]], trees: PoolTrees) -> bool:
+    """Can a scheduling state be built aside (:class:`AsideBuild`) from shares computed when
+    the trees were ``structure`` (:func:`tree_shapes`)?  Yes when the set of trees, their
+    configs and pools are the same and every operation of then is either still in its pool
+    or gone.  The state is then what ``build_tree_state`` builds from the live trees with
+    those shares: an operation that arrived since has no share yet and joins at the next
+    update, as one arriving just after the update would; one that left (finished, aborted)
+    is not in it, and the share it was computed leaves unused until the next update (as
+    between two updates anyway: YTsaurus's fair shares, too, are recomputed only at the
+    next update).  Anything else needs the shares computed again."""
+    if set(trees.trees) != set(structure):
+        return False
+    for name, (config_id, pools, operations) in structure.items():
+        tree = trees.trees[name]
+        if id(tree.config) != config_id or _pools(tree) != pools:
+            return False
+        current = tree.operations
+        for op_id, pool in operations:  # type: ignore[attr-defined]
+            entry = current.get(op_id)
+            if entry is not None and entry.pool.name != pool:
+                return False
+    return True
+
+
+def _pools(tree: PoolTree) -> tuple[tuple[str, str | None], ...]:
+    return tuple(
+        (pool.name, pool.parent.name if pool.parent is not None else None)
+        for pool in tree.root.descendants()
+    )
+
+
 def _structure(tree: PoolTree) -> tuple[object, ...]:
     """What the scheduling state's construction needs to match between an update's
     computation and its application: the tree's config object, every pool with its parent,
     every operation with its pool."""
     return (
         id(tree.config),
-        tuple(
-            (pool.name, pool.parent.name if pool.parent is not None else None)
-            for pool in tree.root.descendants()
-        ),
+        _pools(tree),
         tuple((entry.id, entry.pool.name) for entry in tree.operations.values()),
     )
 

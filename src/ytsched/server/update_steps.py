@@ -42,7 +42,12 @@ from typing import TYPE_CHECKING, TypeVar
 from ytsched.fairshare.model import TreeSnapshot
 from ytsched.fairshare.update import UpdateResult, run_update
 from ytsched.scheduling.post_update_aside import OPERATIONS_PER_SLICE
-from ytsched.scheduling.scheduler import PendingUpdate, Scheduler, collector_paused, tree_shapes
+from ytsched.scheduling.scheduler import (
+    PendingUpdate,
+    Scheduler,
+    collector_paused,
+    structure_compatible,
+)
 from ytsched.server import crashpoints
 
 if TYPE_CHECKING:
@@ -73,6 +78,8 @@ class StepTimes:
     worker: float = 0.0
     publish: float = 0.0
     """The step that put the new scheduling state in place."""
+    recomputations: int = 0
+    """Steps 1-4 done again because the structure changed meanwhile."""
     fallbacks: list[str] = field(default_factory=list)
     """Why a tree's state was built in one step after all (``AsideBuild.fallback``)."""
 
@@ -125,12 +132,15 @@ async def update_in_steps(
         crashpoints.reach("fair_share_update")
     await asyncio.sleep(pause)
     for attempt in range(RETRIES + 1):
-        if pending.structure is not None and pending.structure != tree_shapes(scheduler.trees):
+        if pending.structure is not None and not structure_compatible(
+            pending.structure, scheduler.trees
+        ):
             if attempt == RETRIES:
                 break
             again = await _begin(scheduler, executor, now, times)
             again.replaced = [*pending.replaced, *again.replaced]
             pending = again
+            times.recomputations += 1
             await asyncio.sleep(0)
         aside = scheduler.finish_update_aside(pending, OPERATIONS_PER_SLICE)
         with collector_paused():
