@@ -65,8 +65,18 @@ def test_failed_job_reports_exit_code_and_stderr(tmp_path: Path) -> None:
 
 
 def test_interruption_signal_reaches_the_job(tmp_path: Path) -> None:
-    job = _job(tmp_path, "trap 'echo got-int; exit 0' INT; sleep 30 & wait", signal="SIGINT")
-    time.sleep(0.2)
+    # The job says when its trap is installed: a fixed sleep here raced the shell's start-up on
+    # a loaded machine, and a SIGINT that arrives before the trap ends the shell instead.
+    ready = tmp_path / "trap.ready"
+    job = _job(
+        tmp_path,
+        f"trap 'echo got-int; exit 0' INT; touch {ready}; sleep 30 & wait",
+        signal="SIGINT",
+    )
+    deadline = time.monotonic() + 10
+    while not ready.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert ready.exists(), "the job never started"
     job.interrupt(None, timeout=5, now=time.monotonic())
     finished = _wait(job)
     assert finished.outcome == "completed" and finished.interrupted
