@@ -22,7 +22,12 @@ import pytest
 
 from tests.scheduling.helpers import Cluster, limits, vanilla
 from tests.scheduling.test_incremental_update import _document, _dump, _record, _template
-from ytsched.scheduling.scheduler import PendingUpdate, Scheduler
+from ytsched.scheduling.scheduler import (
+    PendingUpdate,
+    Scheduler,
+    structure_compatible,
+    tree_shapes,
+)
 from ytsched.scheduling.selector import Selector, SelectorNode
 from ytsched.scheduling.state import ElementState, ScheduledOperation, TreeState
 from ytsched.simulator import ListRecorder, load_scenario
@@ -389,3 +394,33 @@ def test_jobs_started_between_slices_can_make_an_operation_starve_at_publication
     states = [c.scheduler.ledger.tree_states["physical"] for c in clusters]
     assert states[0].operations["big"].static_priority.label == "normal"
     assert _loose_dump(states[0]) == _loose_dump(states[1])
+
+
+def test_which_structure_changes_need_the_shares_computed_again() -> None:
+    """Arrivals and departures of operations need no new computation; new pools, a tree
+    config change and an operation moving to another pool do."""
+    cluster = _cluster(7)
+    for index in range(4):
+        _operation(cluster, random.Random(index), index)
+    cluster.update(1.0)
+    trees = cluster.trees
+
+    def compatible_after(change: Any) -> bool:
+        shape = tree_shapes(trees)
+        change()
+        return structure_compatible(shape, trees)
+
+    assert compatible_after(lambda: None)
+    assert compatible_after(lambda: _operation(cluster, random.Random(11), 11))
+    assert compatible_after(lambda: trees.abort_operation("op0", now=1.0))
+    assert not compatible_after(lambda: cluster.pool("extra"))
+    assert not compatible_after(
+        lambda: trees.update_tree_config("physical", {"fair_share_starvation_tolerance": 0.5})
+    )
+    # A pool's settings are not structure (as for Scheduler.finish_update): the state reads
+    # them when built, and a change during the aside build makes publication build it anew.
+    assert compatible_after(lambda: cluster.tree.set_pool_config("p1", {"weight": 5}))
+    moved = "op1" if trees.operations["op1"].spec.pool != "p2" else "op2"
+    assert not compatible_after(
+        lambda: trees.update_operation_parameters(moved, {"pool": "p2"}, now=1.0)
+    )

@@ -33,7 +33,8 @@ slices read, per operation, things heartbeats and requests change; publication c
   publication with the same result (see ``scheduler.structure_compatible``): one that left
   after its slice is dropped before the tree-wide passes, one that left during those passes
   makes publication build the state with ``build_tree_state``;
-* any other change of the tree's structure (pools, trees, configs, an operation's pool):
+* any other change of the tree's structure (the set of pools or trees, their parents, a
+  tree's config, an operation's pool):
   the caller (``Scheduler.finish_update_aside``) refuses to publish, and the shares are
   computed again.
 """
