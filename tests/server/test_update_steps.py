@@ -126,6 +126,7 @@ def test_operations_arriving_while_computing_join_at_the_next_update(
 ) -> None:
     """An operation that arrives during an update is scheduled from the next one on, as one
     arriving just after it would be (``scheduler.structure_compatible``): no recomputation."""
+    monkeypatch.setattr(update_steps, "ASIDE_MIN_OPERATIONS", 0)
     now = [1000.0]
     cluster = _cluster(tmp_path, now)
     first = _start(cluster, "batch")
@@ -164,10 +165,11 @@ def _shares(cluster: Cluster, ids: list[str]) -> dict[str, Any]:
 def test_the_update_in_steps_equals_the_synchronous_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_worker: bool
 ) -> None:
-    """Same inputs, same clock: ``tick_concurrently`` (engine in the worker thread or, for a
-    small tree, on the loop) and ``tick`` give the same shares and placements (the simulator
-    keeps ``Scheduler.update``)."""
+    """Same inputs, same clock: ``tick_concurrently`` (engine in the worker thread and the
+    state built aside, or, for a small tree, both in one step on the loop) and ``tick`` give
+    the same shares and placements (the simulator keeps ``Scheduler.update``)."""
     monkeypatch.setattr(update_steps, "WORKER_MIN_ELEMENTS", 0 if in_worker else 10**9)
+    monkeypatch.setattr(update_steps, "ASIDE_MIN_OPERATIONS", 0 if in_worker else 10**9)
     outcomes = []
     for index, concurrent in enumerate((False, True)):
         now = [1000.0]
@@ -215,6 +217,7 @@ def test_heartbeats_between_the_slices_of_the_state_see_the_previous_one_whole(
     answered between the slices, with the previous state, intact (never a half-built or
     half-disposed one), and the new state appears at once at publication."""
     monkeypatch.setattr(update_steps, "OPERATIONS_PER_SLICE", 1)
+    monkeypatch.setattr(update_steps, "ASIDE_MIN_OPERATIONS", 0)
     monkeypatch.setattr(update_steps, "WORKER_MIN_ELEMENTS", 10**9)
     now = [1000.0]
     cluster = _cluster(tmp_path, now)

@@ -19,8 +19,11 @@ loop free between any two of them:
    slice per tree-wide pass (``Scheduler.finish_update_aside``; heartbeats keep using the
    previous state, which the slices do not touch), then publish it in one short step that
    brings it up to date with what heartbeats changed meanwhile (usage, pending allocations;
-   see :mod:`ytsched.scheduling.post_update_aside`), then free the replaced state in another.
-   If a pool, operation or tree changed since step 2, steps 1-4 run again first (at most
+   see :mod:`ytsched.scheduling.post_update_aside`), then free the replaced state in more.
+   Under :data:`ASIDE_MIN_OPERATIONS` operations the state is built in one step
+   (``Scheduler.finish_update``), which is then as short as publication.  If a pool or tree
+   changed, or an operation changed pools, since step 2 (operations arriving or leaving do
+   not count: ``scheduler.structure_compatible``), steps 1-4 run again first (at most
    :data:`RETRIES` times, then ``finish_update`` computes and builds once more in one step),
    because the state needs shares computed on the structure it is built on.
 
@@ -63,6 +66,11 @@ millisecond or two, and handing it to a thread costs more: on a busy machine the
 waits for a core and then for the GIL, which stretched a 2 ms update of 30 operations to
 100 ms of wall time, so updates came half as often.  Small trees compute on the loop, in the
 step that keeps the results."""
+
+ASIDE_MIN_OPERATIONS = 500
+"""Operations (all trees) from which the state is built aside in slices.  Below, the one-step
+build takes a few milliseconds, about what publication alone costs, and the slices would
+only add work (~25% more per update at 30 operations and 2,000 nodes)."""
 
 COLLECT_EVERY = 4
 """Slices of the aside build between two collections of the young generations."""
@@ -140,12 +148,18 @@ async def update_in_steps(
             pending.structure, scheduler.trees
         ):
             if attempt == RETRIES:
+                times.fallbacks = ["the structure kept changing"]
                 break
             again = await _begin(scheduler, executor, now, times)
             again.replaced = [*pending.replaced, *again.replaced]
             pending = again
             times.recomputations += 1
             await asyncio.sleep(0)
+        if (
+            sum(len(result.operations) for result in pending.results.values())
+            < ASIDE_MIN_OPERATIONS
+        ):
+            break  # small: one step (below)
         aside = scheduler.finish_update_aside(pending, OPERATIONS_PER_SLICE)
         with collector_paused():
             # The cyclic collector is paused over all slices (letting it run in them cost 2-3
@@ -170,9 +184,9 @@ async def update_in_steps(
         if published:
             times.fallbacks = [b.fallback for b in aside.builds.values() if b.fallback]
             return times
-    # The structure kept changing: compute and build in one step, as Scheduler.update does.
+    # A small tree, or the structure kept changing: build in one step (computing again
+    # first if the structure changed), as Scheduler.update does.
     _on_loop(times, lambda: scheduler.finish_update(pending))
-    times.fallbacks = ["the structure kept changing"]
     return times
 
 
