@@ -187,6 +187,7 @@ async def update_in_steps(
     # A small tree, or the structure kept changing: build in one step (computing again
     # first if the structure changed), as Scheduler.update does.
     _on_loop(times, lambda: scheduler.finish_update(pending))
+    times.publish = times.loop[-1]
     return times
 
 
