@@ -21,8 +21,12 @@ Phases (virtual time; every heartbeat reports the node's running jobs and the on
    every 5 s of virtual time (not timed; its duration is printed separately).
 
 Only ``process_heartbeat`` is timed, by wall clock and by process cpu time (the latter is
-steadier on a shared machine).  The objects of the setup are moved out of the garbage
-collector's reach (``gc.freeze()``) unless ``--no-freeze``.  Prints heartbeats per second and
+steadier on a shared machine).  The garbage collector is managed as ``ytsched server`` manages
+it (``--gc service``: the setup collected and frozen, no automatic full collections, new
+objects collected and frozen every minute of virtual time, after an update); ``--gc freeze``
+only freezes the setup (full collections triggered by the updates' new objects then land in
+some heartbeats, 0.2-0.3 s each), ``--gc none`` leaves Python's defaults.  The collector's
+time inside the timed calls is printed per phase.  Prints heartbeats per second and
 allocations started per second for each phase, plus the machine.  A script, not a test:
 timings depend on the machine.
 """
@@ -44,6 +48,7 @@ from typing import Any
 from ytsched.pooltree import PoolTrees
 from ytsched.scheduling import FinishedJob, JobOutcome, NodeHeartbeat, Scheduler
 from ytsched.scheduling.api import HeartbeatResponse
+from ytsched.server.gcpolicy import CollectorPolicy
 
 GIB = 2**30
 NODE_LIMITS = (64.0, 48.0, 0.0, 192.0 * GIB, 0.0)
@@ -147,6 +152,8 @@ class Phase:
     preempted: int = 0
     seconds: float = 0.0
     cpu: float = 0.0
+    collector: float = 0.0
+    """Cpu seconds the garbage collector ran inside the timed calls (part of ``cpu``)."""
 
     def row(self) -> str:
         rate = self.heartbeats / self.seconds if self.seconds else 0.0
@@ -155,7 +162,7 @@ class Phase:
         return (
             f"{self.name:<7} {self.heartbeats:>7,} heartbeats {self.started:>7,} starts"
             f" {self.seconds:>6.2f} s: {rate:>7,.0f} heartbeats/s {starts:>7,.0f} allocations/s"
-            f" (by cpu time: {cpu_starts:,.0f} allocations/s)"
+            f" (by cpu time: {cpu_starts:,.0f} allocations/s; collector {self.collector:.2f} s)"
         )
 
 
@@ -166,12 +173,33 @@ def run(args: argparse.Namespace) -> None:
     sims = [NodeSim(f"node{index:05d}") for index in range(args.nodes)]
     for sim in sims:  # register every node (empty heartbeats before the first update)
         scheduler.process_heartbeat(NodeHeartbeat(sim.address, 0.0, NODE_LIMITS))
-    if not args.no_freeze:
+    clock = [0.0]
+    policy: CollectorPolicy | None = None
+    if args.gc == "service":
+        # What ``ytsched server`` does (``ytsched.server.gcpolicy``): collect and freeze the
+        # start-up state, no automatic full collections, a collect-and-freeze of what is new
+        # every ``freeze_period`` (here of virtual time, after an update, untimed).
+        policy = CollectorPolicy(clock=lambda: clock[0])
+        policy.install()
+    elif args.gc == "freeze":
         # The setup leaves millions of long-lived objects (operations, jobs, pools); Python's
-        # full collections walk them all and stall whatever runs (seconds at this size).  A
-        # long-running service does the same after start-up.
+        # full collections walk them all and stall whatever runs (seconds at this size).
+        # Freezing them keeps them out of later collections; the full collections that the
+        # updates' new objects trigger still land in heartbeats.
         gc.collect()
         gc.freeze()
+    in_heartbeat = [False]
+    collector = [0.0, 0.0]  # cpu seconds inside heartbeats; start of the current collection
+
+    def on_collection(phase_name: str, info: dict[str, Any]) -> None:
+        if not in_heartbeat[0]:
+            return
+        if phase_name == "start":
+            collector[1] = time.process_time()
+        else:
+            collector[0] += time.process_time() - collector[1]
+
+    gc.callbacks.append(on_collection)
     update_start = time.perf_counter()
     scheduler.update(0.0)
     update_seconds = [time.perf_counter() - update_start]
@@ -182,7 +210,7 @@ def run(args: argparse.Namespace) -> None:
     phases = [fill] + [steady] * args.rounds
     now = 0.0
     next_update = UPDATE_PERIOD
-    profiler = cProfile.Profile() if args.profile else None
+    profiler = cProfile.Profile(time.process_time) if args.profile else None
     for round_index, phase in enumerate(phases):
         for index, sim in enumerate(sims):
             now = round_index * HEARTBEAT_PERIOD + HEARTBEAT_PERIOD * index / len(sims)
@@ -195,11 +223,18 @@ def run(args: argparse.Namespace) -> None:
                 scheduler.update(now)
                 update_seconds.append(time.perf_counter() - update_start)
                 next_update += UPDATE_PERIOD
+                if policy is not None:
+                    clock[0] = now
+                    policy.maintain()
             if profiler is not None and phase.name == args.profile:
                 profiler.enable()
+            in_heartbeat[0] = True
+            collected = collector[0]
             response, elapsed, cpu = heartbeat(scheduler, sim, now, rng, args.job_duration)
+            in_heartbeat[0] = False
             if profiler is not None and phase.name == args.profile:
                 profiler.disable()
+            phase.collector += collector[0] - collected
             phase.heartbeats += 1
             phase.started += len(response.start)
             phase.preempted += len(response.interrupt)
@@ -209,6 +244,10 @@ def run(args: argparse.Namespace) -> None:
     total = Phase("total", fill.heartbeats + steady.heartbeats, fill.started + steady.started)
     total.seconds = fill.seconds + steady.seconds
     total.cpu = fill.cpu + steady.cpu
+    total.collector = fill.collector + steady.collector
+    gc.callbacks.remove(on_collection)
+    if policy is not None:
+        policy.uninstall()
     print(
         f"running allocations at the end: {running:,}; preempted in the steady phase:"
         f" {steady.preempted:,}"
@@ -258,14 +297,22 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--quick", action="store_true", help="a tenth of nodes, pools, operations")
     parser.add_argument(
-        "--no-freeze",
-        action="store_true",
-        help="do not gc.freeze() the setup (full garbage collections then land in heartbeats)",
+        "--gc",
+        choices=("service", "freeze", "none"),
+        default="service",
+        help="garbage collector: as `ytsched server` manages it (default), the setup frozen"
+        " and automatic collections otherwise (the behaviour before issue 15's round three), or"
+        " Python's defaults",
+    )
+    parser.add_argument(
+        "--no-freeze", action="store_true", help="the same as --gc none (kept for old commands)"
     )
     parser.add_argument(
         "--profile", choices=("fill", "steady"), help="cProfile one phase and print the top"
     )
     args = parser.parse_args(argv)
+    if args.no_freeze:
+        args.gc = "none"
     if args.quick:
         args.nodes //= 10
         args.pools //= 10

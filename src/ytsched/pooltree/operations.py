@@ -14,6 +14,7 @@ reason, so ``explain`` can tell the whole story of an operation.
 
 from __future__ import annotations
 
+from bisect import insort
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -33,10 +34,13 @@ class OperationState(str, Enum):
 
     @property
     def is_final(self) -> bool:
-        return self in _FINAL
-
-
-_FINAL = frozenset({OperationState.COMPLETED, OperationState.FAILED, OperationState.ABORTED})
+        # Identity tests, not ``self in frozenset``: hashing an Enum member calls
+        # ``Enum.__hash__`` in Python, and this runs for every job that ends.
+        return (
+            self is OperationState.COMPLETED
+            or self is OperationState.FAILED
+            or self is OperationState.ABORTED
+        )
 
 
 class JobState(str, Enum):
@@ -173,6 +177,11 @@ class Operation:
         self.tree_reasons: dict[str, str] = {}
         self.failed_job_count = 0
         self.usage_releases = 0
+        self.job_changes = 0
+        """How many times a job started or ended (never decreases): :meth:`start_job` and
+        :meth:`_end_job` are the only changes of the tasks' waiting lists and counters and of
+        :attr:`running_jobs`, so with the same count (and the same operation object) they are
+        as they were; ``ytsched.pooltree.snapshot`` then reuses the operation's engine input."""
         """How many times :meth:`release_job_usage` released a running job's usage (never
         decreases): with the same count, no job's ``usage_released`` changed in between, which
         lets ``ytsched.pooltree.snapshot`` reuse a usage sum without visiting the jobs."""
@@ -329,18 +338,12 @@ class Operation:
         index = task.waiting.pop(0)
         attempt = task.attempts.get(index, 0)
         task.attempts[index] = attempt + 1
-        job = Job(
-            id=f"{self.id}/{task_name}/{index}/{attempt}",
-            task=task_name,
-            index=index,
-            attempt=attempt,
-            resources=task.resources,
-            start_time=now,
-            node=node,
-            tree=tree,
-        )
-        self.jobs[job.id] = job
-        self.running_jobs[job.id] = job
+        job_id = f"{self.id}/{task_name}/{index}/{attempt}"
+        # Positional: (id, task, index, attempt, resources, start_time, node, tree).
+        job = Job(job_id, task_name, index, attempt, task.resources, now, node, tree)
+        self.jobs[job_id] = job
+        self.running_jobs[job_id] = job
+        self.job_changes += 1
         if self.tentative_trees and tree is not None:
             self._eligibility(task_name).on_started(tree, tree in self.tentative_trees, now)
         return job
@@ -383,6 +386,7 @@ class Operation:
         return True
 
     def _end_job(self, job: Job, state: JobState, now: float, reason: str | None) -> None:
+        self.job_changes += 1
         job.state = state
         watch = job.watch
         if watch is not None:
@@ -400,18 +404,19 @@ class Operation:
             )
             self.newly_banned_trees.extend(t for t in banned if t in self.tentative_trees)
         task = self.tasks[job.task]
+        # ``waiting`` stays sorted: the index goes to its place (as appending and sorting
+        # would put it) only when the job waits again.
         if state is JobState.COMPLETED:
             task.completed_count += 1
             if task.spec.restart_completed_jobs:
-                task.waiting.append(job.index)
+                insort(task.waiting, job.index)
         elif state is JobState.FAILED:
             task.failed_count += 1
             self.failed_job_count += 1
-            task.waiting.append(job.index)
+            insort(task.waiting, job.index)
         else:
             task.aborted_count += 1
-            task.waiting.append(job.index)
-        task.waiting.sort()
+            insort(task.waiting, job.index)
 
     def complete_job(self, job_id: str, now: float) -> Job:
         job = self.running_job(job_id)

@@ -28,7 +28,7 @@ from ytsched.fairshare.model import (
 )
 from ytsched.fairshare.update import UpdateResult, run_update
 from ytsched.pooltree.operations import Job, Operation, OperationState
-from ytsched.pooltree.pool import Pool
+from ytsched.pooltree.pool import Pool, TreeOperation
 from ytsched.resources import INFINITE_RESOURCES, ZERO, Vector
 
 if TYPE_CHECKING:
@@ -225,6 +225,39 @@ def _fold_usage(start: Vector, jobs: Iterable[Job], tree: str) -> Vector:
     return (u0, u1, u2, u3, u4)
 
 
+SpecMemo = dict[str, tuple[Operation, object, object, tuple[object, ...], OperationSpec]]
+"""Per operation: the operation, its tree entry's ``resource_limits`` and its spec config
+objects, the other inputs its :class:`OperationSpec` was built from (see :func:`_spec_inputs`)
+and that spec, from the last update."""
+
+
+def _spec_inputs(entry: TreeOperation) -> tuple[object, ...]:
+    """What an operation's :class:`OperationSpec` is computed from, besides what never changes
+    (its id, type and start time) and two config objects compared by identity (the entry's
+    ``resource_limits`` and the operation's spec: frozen models, replaced on change; identity
+    also keeps ``0.0`` and ``-0.0`` apart, which ``==`` would not):
+
+    * ``job_changes`` and ``len(running_jobs)``: no job started or ended, so the tasks'
+      waiting lists and counters (pending count, needed resources, the ended count of the
+      usage memo) and the running jobs are as they were; ``usage_releases``: no job's usage
+      was released (together: the same usage, see :func:`_memoized_usage`);
+    * the tree's view: pool (by name: a renamed pool is another parent), weight (validated
+      positive, so ``==`` is bit equality), whether it runs there; the operation's state.
+
+    Equal inputs give an equal spec, field by field and bit for bit, so the previous spec
+    object is reused (the engine only reads specs)."""
+    operation = entry.operation
+    return (
+        operation.job_changes,
+        len(operation.running_jobs),
+        operation.usage_releases,
+        entry.pool.name,
+        entry.weight,
+        entry.running,
+        operation.state,
+    )
+
+
 def to_snapshot(
     tree: PoolTree,
     now: float | None,
@@ -232,10 +265,14 @@ def to_snapshot(
     total: Vector,
     memo: UsageMemo | None = None,
     pool_memo: PoolSpecMemo | None = None,
+    spec_memo: SpecMemo | None = None,
 ) -> TreeSnapshot:
     """Engine input for the tree as it is now (nothing is modified but the memos: operations'
-    usages and pools' config-derived inputs of the previous call, replaced by this call's;
-    see :func:`_memoized_usage` and :func:`pool_spec`)."""
+    usages, operations' specs and pools' config-derived inputs of the previous call, replaced
+    by this call's; see :func:`_memoized_usage`, :func:`_spec_inputs` and :func:`pool_spec`).
+
+    ``spec_memo`` is used only with ``memo`` (an operation whose spec is reused keeps its
+    usage memo entry as it was)."""
     fresh_pools: PoolSpecMemo | None = None if pool_memo is None else {}
     pools = [pool_spec(pool, pool_memo, fresh_pools) for pool in tree.root.descendants()]
     if pool_memo is not None and fresh_pools is not None:
@@ -243,8 +280,29 @@ def to_snapshot(
         pool_memo.update(fresh_pools)
     operations = []
     fresh: UsageMemo = {}
+    reuse = memo is not None and spec_memo is not None
+    fresh_specs: SpecMemo = {}
     for entry in tree.operations.values():
         operation = entry.operation
+        inputs: tuple[object, ...] = ()
+        if reuse:
+            assert memo is not None and spec_memo is not None
+            inputs = _spec_inputs(entry)
+            op_id = operation.id
+            known = spec_memo.get(op_id)
+            if (
+                known is not None
+                and known[0] is operation
+                and known[1] is entry.resource_limits
+                and known[2] is operation.spec
+                and known[3] == inputs
+            ):
+                known_usage = memo.get(op_id)
+                if known_usage is not None and known_usage[0] is operation:
+                    fresh[op_id] = known_usage
+                    fresh_specs[op_id] = known
+                    operations.append(known[4])
+                    continue
         limits = (
             entry.resource_limits.limits_vector()
             if entry.resource_limits is not None
@@ -265,23 +323,33 @@ def to_snapshot(
         )
         if operation.spec.apply_specified_resource_limits_to_demand:
             demand = demand_within_specified_limits(demand, usage, limits)
-        operations.append(
-            OperationSpec(
-                name=operation.id,
-                parent=entry.pool.name,
-                resource_demand=demand,
-                resource_usage=usage,
-                resource_limits=limits,
-                weight=entry.weight if entry.weight is not None else 1.0,
-                start_time=operation.start_time,
-                pending_job_count=pending if entry.running else 0,
-                is_gang=operation.spec.is_gang,
-                operation_type=operation.type,
-            )
+        spec = OperationSpec(
+            name=operation.id,
+            parent=entry.pool.name,
+            resource_demand=demand,
+            resource_usage=usage,
+            resource_limits=limits,
+            weight=entry.weight if entry.weight is not None else 1.0,
+            start_time=operation.start_time,
+            pending_job_count=pending if entry.running else 0,
+            is_gang=operation.spec.is_gang,
+            operation_type=operation.type,
         )
+        operations.append(spec)
+        if reuse:
+            fresh_specs[operation.id] = (
+                operation,
+                entry.resource_limits,
+                operation.spec,
+                inputs,
+                spec,
+            )
     if memo is not None:
         memo.clear()
         memo.update(fresh)
+    if spec_memo is not None:
+        spec_memo.clear()
+        spec_memo.update(fresh_specs)
     return TreeSnapshot(
         total_resource_limits=total,
         pools=pools,
@@ -322,7 +390,13 @@ def update_snapshot(tree: PoolTree, now: float, total: Vector) -> TreeSnapshot:
     ``run_update`` may compute on it in another thread while the live tree changes; the
     service does (``ytsched.server.update_steps``)."""
     return to_snapshot(
-        tree, now, tree.last_update_time, total, tree.usage_memo, tree.pool_spec_memo
+        tree,
+        now,
+        tree.last_update_time,
+        total,
+        tree.usage_memo,
+        tree.pool_spec_memo,
+        tree.operation_spec_memo,
     )
 
 

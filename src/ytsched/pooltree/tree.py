@@ -65,6 +65,8 @@ class PoolTree:
         """Operations' usages at the last update (``snapshot.to_snapshot`` reuses them)."""
         self.pool_spec_memo: snapshot.PoolSpecMemo = {}
         """Pools' engine inputs derived from their configs at the last update (likewise)."""
+        self.operation_spec_memo: snapshot.SpecMemo = {}
+        """Operations' engine inputs at the last update, reused when unchanged (likewise)."""
         self.tag_filter_resource_limits: Callable[[str], Vector] | None = None
         """Set by :class:`PoolTrees`: the summed limits of this tree's online nodes matching a
         scheduling tag filter (orchid ``scheduling_tag_filter_resource_limits``)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ytsched.pooltree.operations import JobState, Task
+from ytsched.pooltree.trees import Node
 from ytsched.resources import ZERO, Vector
 from ytsched.scheduling.api import AbortJob, InterruptionReason, InterruptJob, StartJob
 from ytsched.scheduling.ledger import Ledger
@@ -41,11 +42,15 @@ class HeartbeatContext:
     outbox: Outbox
     min_spare: Vector
     max_started: int | None
-    node_tags: frozenset[str]
+    pool_node: Node
+    """The node in the pool trees (its tags: :meth:`matches`)."""
     discount: Vector = ZERO
     started: int = 0
     started_by_preemption: Allocation | None = None
-    _tag_matches: dict[str, bool] = field(default_factory=dict)
+    _tag_matches: dict[str, bool] | None = None
+    """Per element with a tag filter, whether it accepts the node (built on first use: most
+    heartbeats meet no tag filter, and the node's tag set is a new frozenset each time)."""
+    _node_tags: frozenset[str] | None = None
 
     # --- node resources --------------------------------------------------------------------
 
@@ -82,19 +87,32 @@ class HeartbeatContext:
 
     def node_fits(self) -> bool:
         """Usage within limits (``Dominates(ResourceLimits, ResourceUsage)``)."""
-        limits = self.node.resource_limits
-        usage = self.node.usage
-        return all(usage[i] <= limits[i] + RESOURCE_EPSILON for i in range(5))
+        node = self.node
+        limits = node.resource_limits
+        usage = node.usage
+        eps = RESOURCE_EPSILON
+        return (
+            usage[0] <= limits[0] + eps
+            and usage[1] <= limits[1] + eps
+            and usage[2] <= limits[2] + eps
+            and usage[3] <= limits[3] + eps
+            and usage[4] <= limits[4] + eps
+        )
 
     def matches(self, element: ElementState) -> bool:
         """Does the element's scheduling tag filter accept this node?"""
         tag_filter = element.tag_filter
         if tag_filter is None:
             return True
-        found = self._tag_matches.get(element.name)
+        cache = self._tag_matches
+        if cache is None:
+            cache = self._tag_matches = {}
+            self._node_tags = self.pool_node.all_tags
+        found = cache.get(element.name)
         if found is None:
-            found = tag_filter.matches(self.node_tags)
-            self._tag_matches[element.name] = found
+            assert self._node_tags is not None
+            found = tag_filter.matches(self._node_tags)
+            cache[element.name] = found
         return found
 
     # --- actions ---------------------------------------------------------------------------
@@ -103,14 +121,15 @@ class HeartbeatContext:
         allocation = self.ledger.start(self.tree, op, self.node, task, self.now)
         self.started += 1
         spec = task.spec
+        # Positional: (operation_id, job_id, task, resources, command, interruption_signal).
         self.outbox.start.append(
             StartJob(
-                operation_id=allocation.operation_id,
-                job_id=allocation.id,
-                task=task.name,
-                resources=allocation.resources,
-                command=spec.command or None,
-                interruption_signal=spec.interruption_signal,
+                allocation.operation_id,
+                allocation.id,
+                task.name,
+                allocation.resources,
+                spec.command or None,
+                spec.interruption_signal,
             )
         )
         return allocation

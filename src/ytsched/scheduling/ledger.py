@@ -11,7 +11,7 @@ splits between the heartbeat context, ``TOperationSharedState`` (``OnAllocationS
 
 from __future__ import annotations
 
-from ytsched.pooltree.operations import EndWatch, Job, Task
+from ytsched.pooltree.operations import EndWatch, Job, JobState, Task
 from ytsched.pooltree.trees import PoolTrees
 from ytsched.resources import ZERO, Vector, vadd
 from ytsched.scheduling.nodes import Allocation, NodeState
@@ -69,29 +69,48 @@ class Ledger:
     def start(
         self, state: TreeState, op: ScheduledOperation, node: NodeState, task: Task, now: float
     ) -> Allocation:
-        """Start the next waiting job of ``task`` on ``node``."""
-        job = op.operation.start_job(task.name, now, node=node.address, tree=state.name)
+        """Start the next waiting job of ``task`` on ``node``.
+
+        Runs for every allocation a heartbeat starts: written out (positional construction,
+        the node's watch and usage sum inline) with the same effects in the same order as
+        :meth:`NodeState.watch` and :func:`~ytsched.resources.vadd`."""
+        operation = op.operation
+        job = operation.start_job(task.name, now, node=node.address, tree=state.name)
         resources = job.resources
         self._sequence += 1
+        job_id = job.id
+        # Positional: (id, operation_id, tree, node, task, resources, usage, start_time,
+        # sequence, job, preemptible_progress_start_time).
         allocation = Allocation(
-            id=job.id,
-            operation_id=op.operation.id,
-            tree=state.name,
-            node=node.address,
-            task=task.name,
-            resources=resources,
-            usage=resources,
-            start_time=now,
-            sequence=self._sequence,
-            job=job,
-            preemptible_progress_start_time=now,
+            job_id,
+            operation.id,
+            state.name,
+            node.address,
+            task.name,
+            resources,
+            resources,
+            now,
+            self._sequence,
+            job,
+            now,
         )
-        node.allocations[job.id] = allocation
-        node.watch(allocation)
-        node.usage = vadd(node.usage, resources)
+        node.allocations[job_id] = allocation
+        watch = node.ended_watch
+        job.watch = watch
+        if job.state is not JobState.RUNNING:
+            watch.add(1)
+        u = node.usage
+        node.usage = (
+            u[0] + resources[0],
+            u[1] + resources[1],
+            u[2] + resources[2],
+            u[3] + resources[3],
+            u[4] + resources[4],
+        )
         node.started_allocation_count += 1
-        op.record.allocations.append(allocation)
-        op.record.started_allocation_count += 1
+        record = op.record
+        record.allocations.append(allocation)
+        record.started_allocation_count += 1
         state.apply_usage_delta(op, resources)
         if not task.waiting:
             state.refresh_eligibility(op)
@@ -153,24 +172,44 @@ class Ledger:
             found[0].apply_usage_delta(found[1], delta)
 
     def remove(self, allocation: Allocation) -> None:
-        """The allocation ended (its job already ended in the pool tree)."""
+        """The allocation ended (its job already ended in the pool tree).
+
+        Runs for every allocation that ends: the lookups and the usage subtraction are
+        written out (the same float operations as adding :func:`_negated` usage with
+        :func:`~ytsched.resources.vadd`, in the same order)."""
+        allocation_id = allocation.id
         node = self.nodes.get(allocation.node)
         if node is not None:
-            popped = node.allocations.pop(allocation.id, None)
+            popped = node.allocations.pop(allocation_id, None)
             if popped is not None:
                 node.unwatch(popped)
-            node.interrupted.pop(allocation.id, None)
+            if node.interrupted:
+                node.interrupted.pop(allocation_id, None)
         usage = allocation.usage
-        record = self.records.get(allocation.tree, {}).get(allocation.operation_id)
-        if record is not None:
-            record.allocations.remove(allocation)
+        tree = allocation.tree
+        operation_id = allocation.operation_id
+        records = self.records.get(tree)
+        if records is not None:
+            record = records.get(operation_id)
+            if record is not None:
+                record.allocations.remove(allocation)
         allocation.usage = ZERO
-        found = self._operation(allocation)
+        state = self.tree_states.get(tree)
+        op = state.operations.get(operation_id) if state is not None else None
         if usage != ZERO:
-            delta = _negated(usage)
+            delta = (-usage[0], -usage[1], -usage[2], -usage[3], -usage[4])
             if node is not None:
-                node.usage = vadd(node.usage, delta)
-            if found is not None:
-                found[0].apply_usage_delta(found[1], delta)
-        if found is not None and not found[1].eligible:
-            found[0].refresh_eligibility(found[1])
+                u = node.usage
+                node.usage = (
+                    u[0] + delta[0],
+                    u[1] + delta[1],
+                    u[2] + delta[2],
+                    u[3] + delta[3],
+                    u[4] + delta[4],
+                )
+            if op is not None:
+                assert state is not None
+                state.apply_usage_delta(op, delta)
+        if op is not None and not op.eligible:
+            assert state is not None
+            state.refresh_eligibility(op)

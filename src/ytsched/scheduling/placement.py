@@ -202,8 +202,20 @@ def schedule(
     listed in ``deactivated`` so the caller can undo that after the stage.
     """
     started: Allocation | None = None
+    node = ctx.node
     while True:
-        free = ctx.free_resources()
+        # ``ctx.free_resources()`` written out (the same arithmetic): this runs once per
+        # attempt.
+        limits = node.resource_limits
+        usage = node.usage
+        discount = ctx.discount
+        free = (
+            limits[0] - usage[0] + discount[0],
+            limits[1] - usage[1] + discount[1],
+            limits[2] - usage[2] + discount[2],
+            limits[3] - usage[3] + discount[3],
+            limits[4] - usage[4] + discount[4],
+        )
         if not ctx.has_spare(free):
             break
         element = selector.best_leaf()
@@ -213,7 +225,7 @@ def schedule(
         assert op is not None
         refusal = check(op) if check is not None else None
         result = attempt(ctx, op, free) if refusal is None else refusal
-        if isinstance(result, Allocation):
+        if not isinstance(result, DeactivationReason):
             started = result
             if one_allocation:
                 break
@@ -221,10 +233,10 @@ def schedule(
         if refusal is None:
             reasons = op.record.deactivation_reasons
             reasons[result.value] = reasons.get(result.value, 0) + 1
-        node = selector.node_for(element)
-        assert node is not None
-        selector.deactivate(node)
-        deactivated.append(node)
+        place = selector.node_for(element)
+        assert place is not None
+        selector.deactivate(place)
+        deactivated.append(place)
     return started
 
 

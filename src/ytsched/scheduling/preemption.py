@@ -117,16 +117,25 @@ def analyze(
     candidates: list[Candidate] = []
     discount = ZERO
     operations = ctx.tree.operations
+    tree = ctx.tree.name
+    # Per operation, whether :func:`blocking_reason` blocks it (the same for each of its
+    # allocations here: it reads only the operation, the stage's target and the tree).
+    blocked: dict[str, bool] = {}
     for allocation in ctx.node.allocations.values():
-        if allocation.preemption is not None or allocation.tree != ctx.tree.name:
+        if allocation.preemption is not None or allocation.tree != tree:
             continue
-        op = operations.get(allocation.operation_id)
+        operation_id = allocation.operation_id
+        op = operations.get(operation_id)
         if op is None:
             continue
         status = op.record.allocations.status(allocation)
         if preemption_level(status, op.element.aggressive_preemption_allowed) < min_level:
             continue
-        if blocking_reason(ctx, op, target) is not None:
+        is_blocked = blocked.get(operation_id)
+        if is_blocked is None:
+            is_blocked = blocking_reason(ctx, op, target) is not None
+            blocked[operation_id] = is_blocked
+        if is_blocked:
             continue
         candidates.append((allocation, op, status))
         discount = vadd(discount, allocation.usage)

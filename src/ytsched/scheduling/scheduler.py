@@ -296,15 +296,9 @@ class Scheduler:
                 if not outbox.abort:
                     return _EMPTY_RESPONSE
                 return HeartbeatResponse(abort=tuple(outbox.abort))
+            # Positional: (ledger, tree, node, now, outbox, min_spare, max_started, pool_node).
             ctx = HeartbeatContext(
-                ledger=self.ledger,
-                tree=state,
-                node=node,
-                now=now,
-                outbox=outbox,
-                min_spare=min_spare,
-                max_started=max_started,
-                node_tags=pool_node.all_tags,
+                self.ledger, state, node, now, outbox, min_spare, max_started, pool_node
             )
             preempt_gracefully(ctx)
             run_regular_stage(ctx)
@@ -424,7 +418,7 @@ class Scheduler:
         pool_node = self.trees.nodes.get(address)
         if node is None or pool_node is None:
             return True  # the heartbeat would register it
-        if node.pending_aborts or node.interrupted or node.any_job_ended:
+        if node.pending_aborts or node.interrupted or node.ended_watch.ended:
             # An allocation's job ended elsewhere (its operation finished): abort it on the node.
             return True
         tree = pool_node.tree
@@ -433,7 +427,16 @@ class Scheduler:
         level = levels.get(tree, 0)
         if level == 0 and tree not in self.ledger.tree_states:
             return False
-        if not _fits(node.usage, node.resource_limits):
+        usage = node.usage
+        limits = node.resource_limits
+        eps = RESOURCE_EPSILON
+        if not (  # ``_fits`` written out: the simulator asks this for every parked node
+            usage[0] <= limits[0] + eps
+            and usage[1] <= limits[1] + eps
+            and usage[2] <= limits[2] + eps
+            and usage[3] <= limits[3] + eps
+            and usage[4] <= limits[4] + eps
+        ):
             return True
         if level == 0:
             return False
@@ -788,9 +791,18 @@ def last_pass_time(
     ``last + backoff`` sets it (see :meth:`Scheduler.account_idle_heartbeats`)."""
     latest = phase + (stop - 1) * period
     always = phase >= 0.0 and first >= 0 and _always_due(period, backoff, latest)
+    if last is None:
+        if first >= stop:
+            return None
+        last = phase + first * period  # the first tick is due: nothing was set before
+        if always:
+            return latest
+        first += 1
+    # The walk (periods equal to the backoff, where rounding decides each tick): the same
+    # sums and comparisons in the same order, without the ``None`` test per tick.
     for k in range(first, stop):
         time = phase + k * period
-        if last is None or time > last + backoff:
+        if time > last + backoff:
             last = time
             if always:
                 return latest
@@ -852,17 +864,23 @@ def _all_fail_to_fit(
     f3 = limits[3] - usage[3] + eps
     f4 = limits[4] - usage[4] + eps
     failing: list[ScheduledOperation] = []
-    stack = [state.selector.root]
+    # Depth first with a stack of iterators: a pool's children are visited when the walk
+    # reaches it, so the first operations seen are those near the best leaf (the likeliest
+    # to fit), without first stacking every pool of the upper levels.  Which operations are
+    # visited, and so the answer, does not depend on the order.
+    tree = state.name
+    stack = [iter(state.selector.root.heap)]
     while stack:
-        for child in stack.pop().heap:
+        for child in stack[-1]:
             element = child.element
             if not element.is_operation:
-                stack.append(child)
-                continue
+                stack.append(iter(child.heap))
+                break
             op = element.operation
             if op is None or not op.eligible:
                 return None
-            if op.operation.tentative_trees and state.name in op.operation.tentative_trees:
+            operation = op.operation
+            if operation.tentative_trees and tree in operation.tentative_trees:
                 return None  # may fail as ``saturated_in_tentative_tree`` first
             tasks = op.tasks
             if len(tasks) == 1 and not tasks[0].waiting:
@@ -874,6 +892,8 @@ def _all_fail_to_fit(
                 if r[0] <= f0 and r[1] <= f1 and r[2] <= f2 and r[3] <= f3 and r[4] <= f4:
                     return None
             failing.append(op)
+        else:
+            stack.pop()  # this heap is exhausted
     return failing
 
 

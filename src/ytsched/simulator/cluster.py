@@ -134,14 +134,9 @@ class SimNode:
                     if job.waiting
                     else "interruption timeout expired"
                 )
+            # Positional: (operation_id, job_id, outcome, error, interrupted).
             self.finished.append(
-                FinishedJob(
-                    operation_id=job.operation_id,
-                    job_id=job.id,
-                    outcome=job.outcome,
-                    error=error,
-                    interrupted=job.interrupted,
-                )
+                FinishedJob(job.operation_id, job.id, job.outcome, error, job.interrupted)
             )
 
     def usage(self) -> Vector:

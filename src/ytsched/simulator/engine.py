@@ -27,6 +27,7 @@ import gc
 import math
 import random
 from collections.abc import Callable, Iterable
+from heapq import heappop
 from typing import Any
 
 from ytsched.errors import YtschedError
@@ -238,9 +239,10 @@ class Simulation:
         self.collect_garbage = collecting
         self._schedule_initial_events()
         queue = self.queue
+        heap = queue.heap
         end = self.end_time
-        while queue:
-            time, kind, payload = queue.pop()
+        while heap:
+            time, kind, _, payload = heappop(heap)
             if time > end:
                 break
             self.now = time
@@ -337,14 +339,10 @@ class Simulation:
         self.heartbeats_run += 1
         now = self.now
         finished = node.take_finished()
+        # Positional: (address, now, resource_limits, tags, running_job_ids, finished_jobs).
         response = self.scheduler.process_heartbeat(
             NodeHeartbeat(
-                address=node.address,
-                now=now,
-                resource_limits=node.resource_limits,
-                tags=node.tags,
-                running_job_ids=tuple(node.running),
-                finished_jobs=finished,
+                node.address, now, node.resource_limits, node.tags, tuple(node.running), finished
             )
         )
         self.counters.heartbeats += 1
@@ -749,8 +747,12 @@ class Simulation:
 
     def _account(self, job: SimJob, elapsed: float) -> None:
         used = self.counters.used
-        for index, amount in enumerate(job.resources):
-            used[index] += amount * elapsed
+        r = job.resources
+        used[0] += r[0] * elapsed
+        used[1] += r[1] * elapsed
+        used[2] += r[2] * elapsed
+        used[3] += r[3] * elapsed
+        used[4] += r[4] * elapsed
         self.records[job.operation_id].job_seconds += elapsed
 
     # --- operations ------------------------------------------------------------------------

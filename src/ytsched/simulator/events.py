@@ -29,22 +29,24 @@ CONTROLLER_CHECK = 7
 class EventQueue:
     """A min-heap of ``(time, kind, sequence, payload)``; no wall clock anywhere."""
 
-    __slots__ = ("_heap", "_sequence")
+    __slots__ = ("_sequence", "heap")
 
     def __init__(self) -> None:
-        self._heap: list[tuple[float, int, int, Any]] = []
+        self.heap: list[tuple[float, int, int, Any]] = []
+        """The heap itself: the simulation's loop pops it with ``heapq.heappop`` directly
+        (one call per event instead of two, and no repacked tuple)."""
         self._sequence = 0
 
     def push(self, time: float, kind: int, payload: Any = None) -> None:
-        heapq.heappush(self._heap, (time, kind, self._sequence, payload))
+        heapq.heappush(self.heap, (time, kind, self._sequence, payload))
         self._sequence += 1
 
     def pop(self) -> tuple[float, int, Any]:
-        time, kind, _, payload = heapq.heappop(self._heap)
+        time, kind, _, payload = heapq.heappop(self.heap)
         return time, kind, payload
 
     def peek_time(self) -> float | None:
-        return self._heap[0][0] if self._heap else None
+        return self.heap[0][0] if self.heap else None
 
     def __len__(self) -> int:
-        return len(self._heap)
+        return len(self.heap)

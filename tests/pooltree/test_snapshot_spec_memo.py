@@ -1,0 +1,82 @@
+"""Operations' engine inputs reused across updates (``snapshot.SpecMemo``): whatever happens
+between two updates, the memoized snapshot equals one built from scratch, and an operation
+nothing happened to keeps its very spec object."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.pooltree.helpers import scheduler, vanilla
+from ytsched.pooltree import PoolTrees, snapshot
+from ytsched.pooltree.operations import OperationState
+
+_ACTIONS = st.tuples(
+    st.sampled_from(["start", "complete", "abort", "fail", "release", "weight", "limits", "pool"]),
+    st.integers(min_value=0, max_value=5),
+    st.integers(min_value=0, max_value=50),
+)
+
+
+def _trees() -> PoolTrees:
+    trees, tree = scheduler(cpu=100)
+    tree.create_pool("a", config={"max_operation_count": 50})
+    tree.create_pool("b", config={"max_operation_count": 50})
+    for index in range(6):
+        trees.start_operation(
+            f"op{index}",
+            user="u",
+            spec={**vanilla("a" if index % 2 else "b", jobs=8), "max_failed_job_count": 1000},
+            now=0.0,
+        )
+    return trees
+
+
+def _apply(trees: PoolTrees, action: str, pick: int, value: int, now: float) -> None:
+    operation = trees.operations[f"op{pick}"]
+    if operation.state is not OperationState.RUNNING:
+        return
+    running = list(operation.running_jobs.values())
+    task = next(iter(operation.tasks.values()))
+    if action == "start":
+        if task.waiting:
+            operation.start_job(task.name, now, tree="physical")
+    elif action == "release":
+        if running:
+            operation.release_job_usage(running[value % len(running)])
+    elif action == "weight":
+        trees.update_operation_parameters(operation.id, {"weight": 1 + value % 3}, now=now)
+    elif action == "limits":
+        trees.update_operation_parameters(
+            operation.id,
+            {"scheduling_options_per_pool_tree": {"physical": {"resource_limits": {"cpu": value}}}},
+            now=now,
+        )
+    elif action == "pool":
+        trees.update_operation_parameters(operation.id, {"pool": "ab"[value % 2]}, now=now)
+    elif running:
+        job = running[value % len(running)]
+        getattr(trees, f"{action}_job")(operation.id, job.id, now=now)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(_ACTIONS, max_size=6), min_size=1, max_size=12))
+def test_memoized_specs_equal_fresh_ones(updates: list[list[tuple[str, int, int]]]) -> None:
+    trees = _trees()
+    tree = trees.tree("physical")
+    total = trees.tree_resource_limits("physical")
+    now = 1.0
+    previous: dict[str, object] = {}
+    for actions in updates:
+        touched = set()
+        for action, pick, value in actions:
+            _apply(trees, action, pick, value, now)
+            touched.add(f"op{pick}")
+        memoized = snapshot.update_snapshot(tree, now, total)
+        fresh = snapshot.to_snapshot(tree, now, tree.last_update_time, total)
+        assert repr(memoized.operations) == repr(fresh.operations)
+        for spec in memoized.operations:
+            if spec.name not in touched and spec.name in previous:
+                assert spec is previous[spec.name]
+        previous = {spec.name: spec for spec in memoized.operations}
+        now += 1.0
