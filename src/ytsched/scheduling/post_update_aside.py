@@ -123,8 +123,9 @@ class AsideBuild:
         """Why :meth:`publish` built the state with ``build_tree_state`` (``None``: it did not)."""
         self._fingerprint = _settings_fingerprint(tree)
         self._state: TreeState | None = None
-        self._inputs: list[tuple[ScheduledOperation, str | None]] = []
-        """Per operation, its state and the ``reason`` :func:`live_inputs` gave its slice."""
+        self._inputs: list[tuple[ScheduledOperation, str | None, int]] = []
+        """Per operation, its state, the ``reason`` :func:`live_inputs` gave its slice and its
+        ``job_changes`` then (no job started or ended since: the same waiting lists)."""
         self._new_records: dict[str, OperationRecord] = {}
         self._priority_operations: list[ScheduledOperation] = []
 
@@ -192,6 +193,7 @@ class AsideBuild:
                 template = _current_template(
                     tree, entry, parent, pool_key, computed, total, record, filters, True, keys
                 )
+                changes = entry.operation.job_changes
                 reason, pending = live_inputs(entry)
                 own = _copy(self.starvation.get(op_id))
                 op = _fresh(template, entry, parent, own, record, reason, pending)
@@ -202,7 +204,7 @@ class AsideBuild:
                 elements[op_id] = element
                 operations[op_id] = op
                 by_pool[pool_name].append(op)
-                self._inputs.append((op, reason))
+                self._inputs.append((op, reason, changes))
             yield
 
         left = [op for op in operations.values() if attached.get(op.entry.id) is not op.entry]
@@ -320,7 +322,7 @@ class AsideBuild:
                 return "a record was created meanwhile"
         running = OperationState.RUNNING
         attached = self.tree.operations
-        for op, reason in self._inputs:
+        for op, reason, changes in self._inputs:
             entry = op.entry
             parent = op.element.parent
             if attached.get(entry.id) is not entry or parent is None:
@@ -333,6 +335,8 @@ class AsideBuild:
                 return "an operation's spec or limits changed"
             # live_inputs(entry), written out: this runs for every operation in one step.
             if entry.running and operation.state is running:
+                if operation.job_changes == changes and reason != "not_running":
+                    continue  # no job started or ended: the same waiting jobs
                 pending = 0
                 for task in operation.tasks.values():
                     pending += len(task.waiting)
