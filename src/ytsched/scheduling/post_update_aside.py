@@ -324,8 +324,9 @@ class AsideBuild:
         attached = self.tree.operations
         for op, reason, changes in self._inputs:
             entry = op.entry
-            parent = op.element.parent
-            if attached.get(entry.id) is not entry or parent is None:
+            element = op.element
+            parent = element.parent
+            if attached.get(element.name) is not entry or parent is None:
                 return "an operation left during the last slices"
             if entry.pool.name != parent.name:
                 return "an operation moved"
