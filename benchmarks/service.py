@@ -356,11 +356,18 @@ def main() -> None:
             "ytsched_heartbeat_duration_seconds",
             "ytsched_fair_share_update_duration_seconds",
             "ytsched_fair_share_update_longest_step_seconds",
+            "ytsched_fair_share_update_publish_seconds",
         ):
             count = server_side.get(f"{name}_count", 0.0)
             total = server_side.get(f"{name}_sum", 0.0)
             if count:
                 print(f"server side {name}: {count:.0f} x, mean {1000 * total / count:.2f} ms")
+        for name in (
+            "ytsched_fair_share_update_recomputations_total",
+            "ytsched_fair_share_update_state_rebuilds_total",
+        ):
+            if name in server_side:
+                print(f"server side {name}: {server_side[name]:.0f}")
 
 
 if __name__ == "__main__":

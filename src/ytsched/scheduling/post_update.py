@@ -374,16 +374,7 @@ def _operation(
     template = _current_template(
         tree, entry, parent, pool_key, computed, total, record, filters, incremental, keys
     )
-    running = entry.running and operation.state is OperationState.RUNNING
-    pending = 0
-    if running:
-        for task in operation.tasks.values():
-            pending += len(task.waiting)
-    reason = None
-    if not running:
-        reason = "not_running"
-    elif pending == 0:
-        reason = "no_pending_allocations"
+    reason, pending = live_inputs(entry)
     if starvation is None:
         starvation = StarvationState()
     if (
@@ -400,6 +391,19 @@ def _operation(
     op.limited = [element, *limited] if template.settings.specified_limits is not None else limited
     record.allocations.publish(template.bounds)
     return op
+
+
+def live_inputs(entry: TreeOperation) -> tuple[str | None, int]:
+    """What an operation's scheduling state reads that heartbeats and requests change between
+    two updates without changing the tree's structure: why it may not schedule (``None``,
+    ``"not_running"``, ``"no_pending_allocations"``) and its pending allocation count."""
+    operation = entry.operation
+    pending = 0
+    if not (entry.running and operation.state is OperationState.RUNNING):
+        return "not_running", pending
+    for task in operation.tasks.values():
+        pending += len(task.waiting)
+    return (None if pending else "no_pending_allocations"), pending
 
 
 def _fresh(
@@ -699,49 +703,70 @@ def _update_starvation(elements: dict[str, ElementState], config: TreeConfig, no
     """Statuses and the starvation state machine of every element (``UpdateStarvationStatuses``)."""
     coefficient = config.allocation_count_preemption_timeout_coefficient
     aggressive_timeout = config.fair_share_aggressive_starvation_timeout / MS
+    pool_starvation = config.enable_pool_starvation
     for element in elements.values():
-        if element.parent is None:
-            continue
-        op = element.operation
-        if op is not None and not element.schedulable:
-            element.status = SchedulableStatus.NORMAL
-        elif op is not None and op.template is not None:
-            # The same computation on the same view and tolerance, done with the template.
-            element.status = op.template.status
-        else:
-            tolerance = element.tolerance
-            if element.is_operation:
-                tolerance = operation_tolerance(element.view, tolerance)
-            element.status = schedulable_status(element.view, tolerance, element.view.usage_share)
-        if op is None and not config.enable_pool_starvation:
-            continue
-        timeout, aggressive = element.timeout, aggressive_timeout
-        if op is not None:
-            timeout, aggressive = scaled_timeouts(
-                timeout, aggressive, op.pending_allocation_count, coefficient
-            )
-        check_for_starvation(
-            element.starvation,
-            element.status,
-            now,
-            timeout,
-            aggressive,
-            element.aggressive_starvation_enabled,
-        )
+        if element.parent is not None:
+            element_starvation(element, now, coefficient, aggressive_timeout, pool_starvation)
     # Elements are in pre-order (parents first), so the parent's pointers are ready.
     for element in elements.values():
-        parent = element.parent
-        if parent is None:
-            continue
-        status = element.starvation.status
-        element.lowest_starving = (
-            element if status is not StarvationStatus.NON_STARVING else parent.lowest_starving
+        if element.parent is not None:
+            starving_pointers(element)
+
+
+def element_starvation(
+    element: ElementState,
+    now: float,
+    coefficient: float,
+    aggressive_timeout: float,
+    pool_starvation: bool,
+) -> None:
+    """One non-root element's status and starvation step (see :func:`_update_starvation`;
+    ``coefficient`` and ``aggressive_timeout`` from the tree config, the latter in seconds).
+
+    An operation's depends on its view, template, schedulability and pending allocation
+    count alone; a pool's on its view and settings (never on live usage)."""
+    op = element.operation
+    if op is not None and not element.schedulable:
+        element.status = SchedulableStatus.NORMAL
+    elif op is not None and op.template is not None:
+        # The same computation on the same view and tolerance, done with the template.
+        element.status = op.template.status
+    else:
+        tolerance = element.tolerance
+        if element.is_operation:
+            tolerance = operation_tolerance(element.view, tolerance)
+        element.status = schedulable_status(element.view, tolerance, element.view.usage_share)
+    if op is None and not pool_starvation:
+        return
+    timeout, aggressive = element.timeout, aggressive_timeout
+    if op is not None:
+        timeout, aggressive = scaled_timeouts(
+            timeout, aggressive, op.pending_allocation_count, coefficient
         )
-        element.lowest_aggressively_starving = (
-            element
-            if status is StarvationStatus.AGGRESSIVELY_STARVING
-            else parent.lowest_aggressively_starving
-        )
+    check_for_starvation(
+        element.starvation,
+        element.status,
+        now,
+        timeout,
+        aggressive,
+        element.aggressive_starvation_enabled,
+    )
+
+
+def starving_pointers(element: ElementState) -> None:
+    """The element's lowest (aggressively) starving element on its path, from its own
+    starvation status and its parent's pointers (which must be set already)."""
+    parent = element.parent
+    assert parent is not None
+    status = element.starvation.status
+    element.lowest_starving = (
+        element if status is not StarvationStatus.NON_STARVING else parent.lowest_starving
+    )
+    element.lowest_aggressively_starving = (
+        element
+        if status is StarvationStatus.AGGRESSIVELY_STARVING
+        else parent.lowest_aggressively_starving
+    )
 
 
 def _fill_usage(
@@ -801,22 +826,27 @@ def _preemption_priorities(
     operation_only = config.scheduling_preemption_priority_scope == "operation_only"
     result = []
     for op in operations.values():
-        element = op.element
-        if not element.schedulable:
-            continue
-        if operation_only:
-            aggressive = element.lowest_aggressively_starving is element
-            starving = element.lowest_starving is element
-        else:
-            aggressive = element.lowest_aggressively_starving is not None
-            starving = element.lowest_starving is not None
-        if aggressive:
-            op.static_priority = PreemptionPriority.AGGRESSIVE
-        elif starving:
-            op.static_priority = PreemptionPriority.NORMAL
-        if op.static_priority is not PreemptionPriority.NONE:
-            result.append(op)
+        if op.element.schedulable:
+            op.static_priority = preemption_priority(op.element, operation_only)
+            if op.static_priority is not PreemptionPriority.NONE:
+                result.append(op)
     return result
+
+
+def preemption_priority(element: ElementState, operation_only: bool) -> PreemptionPriority:
+    """A schedulable operation's static preemption priority from its starvation pointers
+    (``operation_only``: the tree's ``scheduling_preemption_priority_scope``)."""
+    if operation_only:
+        aggressive = element.lowest_aggressively_starving is element
+        starving = element.lowest_starving is element
+    else:
+        aggressive = element.lowest_aggressively_starving is not None
+        starving = element.lowest_starving is not None
+    if aggressive:
+        return PreemptionPriority.AGGRESSIVE
+    if starving:
+        return PreemptionPriority.NORMAL
+    return PreemptionPriority.NONE
 
 
 def _build_selector(

@@ -50,6 +50,7 @@ from ytsched.scheduling.ledger import Ledger
 from ytsched.scheduling.nodes import Allocation, NodeState
 from ytsched.scheduling.placement import DeactivationReason, run_regular_stage
 from ytsched.scheduling.post_update import build_tree_state
+from ytsched.scheduling.post_update_aside import OPERATIONS_PER_SLICE, AsideBuild
 from ytsched.scheduling.preemptible import (
     PreemptionStatus,
     preemption_sort_key,
@@ -200,6 +201,35 @@ class Scheduler:
         self.last_update_time = now
         self.clock = max(self.clock, now)
         return results
+
+    def finish_update_aside(
+        self, pending: PendingUpdate, operations_per_slice: int = OPERATIONS_PER_SLICE
+    ) -> AsideUpdate:
+        """:meth:`finish_update` for a caller that serves requests while the state is built:
+        run :meth:`AsideUpdate.steps` (requests may be served at every step), then
+        :meth:`AsideUpdate.publish` (one short step), then :meth:`AsideUpdate.cleanup`.
+
+        Every tree's state is built aside (:class:`AsideBuild`: heartbeats keep the previous
+        one until publication) from the live trees with the computed shares, so the structure
+        must stay what it was when they were computed: ``publish`` refuses (returns ``False``,
+        nothing changed) when it did not, and the caller computes again.  The simulator keeps
+        :meth:`update`, which reuses the replaced state's objects instead (cheaper when
+        nothing needs to run in between)."""
+        ledger = self.ledger
+        builds = {
+            name: AsideBuild(
+                self.trees.trees[name],
+                result,
+                pending.now,
+                ledger.records.setdefault(name, {}),
+                ledger.starvation.setdefault(name, {}),
+                ledger.tree_states.get(name),
+                operations_per_slice=operations_per_slice,
+            )
+            for name, result in pending.results.items()
+            if name in self.trees.trees
+        }
+        return AsideUpdate(self, pending, builds)
 
     def _reconcile_all(self) -> None:
         """Drop allocations whose jobs the pool trees ended (operation finished or aborted,
@@ -661,6 +691,65 @@ class PendingUpdate:
     nothing can run between the computation and its application (:meth:`Scheduler.update`)."""
 
 
+class AsideUpdate:
+    """An update's scheduling state built aside and published in one step (see
+    :meth:`Scheduler.finish_update_aside`)."""
+
+    def __init__(
+        self, scheduler: Scheduler, pending: PendingUpdate, builds: dict[str, AsideBuild]
+    ) -> None:
+        self.scheduler = scheduler
+        self.pending = pending
+        self.builds = builds
+        self.published = False
+        self._retired: list[TreeState] = []
+
+    def steps(self) -> Iterator[None]:
+        """The slices of every tree's build (nothing heartbeats read changes in them)."""
+        for build in self.builds.values():
+            yield from build.steps()
+
+    def publish(self) -> bool:
+        """Put every tree's new state in place (one uninterrupted step), or return ``False``
+        and change nothing when the structure changed since the shares were computed in a
+        way the state cannot be built on (see :func:`structure_compatible`)."""
+        structure = self.pending.structure
+        if structure is not None and (
+            set(structure) != set(self.builds)
+            or not structure_compatible(structure, self.scheduler.trees)
+        ):
+            return False
+        scheduler = self.scheduler
+        ledger = scheduler.ledger
+        results = self.pending.results
+        for name, build in self.builds.items():
+            previous = ledger.tree_states.get(name)
+            ledger.tree_states[name] = build.publish(previous)
+            if previous is not None and build.fallback is None:
+                # (The fallback build disposed it and may reuse its objects: not again.)
+                self._retired.append(previous)
+        for name in [n for n in ledger.tree_states if n not in results]:
+            self._retired.append(ledger.tree_states.pop(name))
+        now = self.pending.now
+        scheduler.last_update_time = now
+        scheduler.clock = max(scheduler.clock, now)
+        self.published = True
+        return True
+
+    def cleanup(self, per_slice: int | None = None) -> Iterator[None]:
+        """After :meth:`publish`: break the cycles of the replaced states and results (see
+        :meth:`TreeState.dispose` and :func:`_unlink`), which nothing reads any more, with a
+        ``yield`` after every ``per_slice`` elements (``None``: none)."""
+        retired, self._retired = self._retired, []
+        for state in retired:
+            yield from state.dispose_in_slices(per_slice)
+        current = {id(result) for result in self.pending.results.values()}
+        replaced, self.pending.replaced = self.pending.replaced, []
+        for result in replaced:
+            if result is not None and id(result) not in current:
+                yield from _unlink_in_slices(result, per_slice)
+
+
 @dataclass(slots=True)
 class UpdateInputs:
     """The engine inputs of an update run in steps (:meth:`Scheduler.snapshot_update`)."""
@@ -827,18 +916,59 @@ def tree_shapes(trees: PoolTrees) -> dict[str, tuple[object, ...]]:
     return {name: _structure(tree) for name, tree in trees.trees.items()}
 
 
+def structure_compatible(structure: dict[str, tuple[object, ...]], trees: PoolTrees) -> bool:
+    """Can a scheduling state be built aside (:class:`AsideBuild`) from shares computed when
+    the trees were ``structure`` (:func:`tree_shapes`)?  Yes when the set of trees, their
+    configs and pools are the same and every operation of then is either still in its pool
+    or gone.  The state is then what ``build_tree_state`` builds from the live trees with
+    those shares: an operation that arrived since has no share yet and joins at the next
+    update, as one arriving just after the update would; one that left (finished, aborted)
+    is not in it, and the share it was computed leaves unused until the next update (as
+    between two updates anyway: YTsaurus's fair shares, too, are recomputed only at the
+    next update).  Anything else needs the shares computed again."""
+    if set(trees.trees) != set(structure):
+        return False
+    for name, (config_id, pools, operations) in structure.items():
+        tree = trees.trees[name]
+        if id(tree.config) != config_id or _pools(tree) != pools:
+            return False
+        current = tree.operations
+        for op_id, pool in operations:  # type: ignore[attr-defined]
+            entry = current.get(op_id)
+            if entry is not None and entry.pool.name != pool:
+                return False
+    return True
+
+
+def _pools(tree: PoolTree) -> tuple[tuple[str, str | None], ...]:
+    return tuple(
+        (pool.name, pool.parent.name if pool.parent is not None else None)
+        for pool in tree.root.descendants()
+    )
+
+
 def _structure(tree: PoolTree) -> tuple[object, ...]:
     """What the scheduling state's construction needs to match between an update's
     computation and its application: the tree's config object, every pool with its parent,
     every operation with its pool."""
     return (
         id(tree.config),
-        tuple(
-            (pool.name, pool.parent.name if pool.parent is not None else None)
-            for pool in tree.root.descendants()
-        ),
+        _pools(tree),
         tuple((entry.id, entry.pool.name) for entry in tree.operations.values()),
     )
+
+
+def _unlink_in_slices(result: UpdateResult, per_slice: int | None) -> Iterator[None]:
+    """:func:`_unlink` with a ``yield`` after every ``per_slice`` elements (``None``: none)."""
+    count = 0
+    for element in (result.root, *result.pools.values(), *result.operations.values()):
+        element.parent = None
+        element.children = []
+        element.sorted_children = []
+        count += 1
+        if count == per_slice:
+            count = 0
+            yield
 
 
 def _unlink(result: UpdateResult) -> None:

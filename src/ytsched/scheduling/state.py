@@ -13,6 +13,7 @@ ratios, the selector and the preemptible lists current.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ytsched.config.resources import ResourceAmounts
@@ -235,6 +236,13 @@ class TreeState:
         """Break the reference cycles of a replaced state (parents, selector heaps) so that
         reference counting frees it at once instead of a full garbage collection later, which
         would otherwise stall some heartbeat for as long as it takes to walk every object."""
+        for _ in self.dispose_in_slices(None):
+            pass
+
+    def dispose_in_slices(self, per_slice: int | None) -> Iterator[None]:
+        """:meth:`dispose` with a ``yield`` after the selectors and after every ``per_slice``
+        elements and operations (``None``: no yield), for a caller that serves requests in
+        between (nothing reads a replaced state, so its half-disposed state is unobserved)."""
         selectors = [self.selector, *self.preemptive_selectors.values()]
         for selector in selectors:
             stack = [selector.root]
@@ -247,6 +255,9 @@ class TreeState:
                 for node in selector.index.values():
                     node.heap = []
                     node.parent = None
+        if per_slice is not None:
+            yield
+        count = 0
         for element in self.elements.values():
             element.parent = None
             element.children = []
@@ -254,6 +265,10 @@ class TreeState:
             element.operation = None
             element.lowest_starving = None
             element.lowest_aggressively_starving = None
+            count += 1
+            if count == per_slice:
+                count = 0
+                yield
         for op in self.operations.values():
             op.preemptive_nodes = []
             op.limited = []

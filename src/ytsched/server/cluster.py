@@ -379,7 +379,9 @@ class Cluster:
         now = self._begin_tick()
         await asyncio.sleep(0)
         times = await update_in_steps(self, self._update_executor, now, pause)
-        self.metrics.observe_update_step(times.longest_loop_step)
+        self.metrics.observe_update_step(
+            times.longest_loop_step, times.publish, len(times.fallbacks), times.recomputations
+        )
         await asyncio.sleep(0)
         self._end_tick(now, times.total, commit=False, history=False)
         if self.history.due(now):

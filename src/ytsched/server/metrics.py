@@ -42,6 +42,25 @@ class Metrics:
             buckets=LATENCY_BUCKETS,
             registry=self.registry,
         )
+        self.update_publish_seconds = Histogram(
+            "ytsched_fair_share_update_publish_seconds",
+            "Per update, the step that put the new scheduling state in place (built aside in"
+            " slices before it).",
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.update_rebuilds = Counter(
+            "ytsched_fair_share_update_state_rebuilds",
+            "Updates whose scheduling state was built in the publishing step after all"
+            " (a config, spec or schedulability changed while it was built aside).",
+            registry=self.registry,
+        )
+        self.update_recomputations = Counter(
+            "ytsched_fair_share_update_recomputations",
+            "Fair-share computations done again because a pool, tree config or operation's"
+            " pool changed while an update ran in steps.",
+            registry=self.registry,
+        )
         self.gc_pause_seconds = Histogram(
             "ytsched_gc_pause_seconds",
             "Pauses of Python's cyclic garbage collector, by generation (every request and"
@@ -67,8 +86,15 @@ class Metrics:
     def observe_update(self, seconds: float) -> None:
         self.update_seconds.observe(seconds)
 
-    def observe_update_step(self, seconds: float) -> None:
+    def observe_update_step(
+        self, seconds: float, publish: float = 0.0, rebuilt: int = 0, recomputed: int = 0
+    ) -> None:
         self.update_step_seconds.observe(seconds)
+        if recomputed:
+            self.update_recomputations.inc(recomputed)
+        self.update_publish_seconds.observe(publish)
+        if rebuilt:
+            self.update_rebuilds.inc(rebuilt)
 
     def observe_gc_pause(self, generation: int, seconds: float) -> None:
         self.gc_pause_seconds.labels(generation=str(generation)).observe(seconds)
