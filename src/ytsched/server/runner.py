@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import logging
+import os
 import socket
 import sys
 from pathlib import Path
@@ -21,6 +22,7 @@ import uvicorn
 import uvloop
 
 from ytsched.errors import YtschedError
+from ytsched.fairshare import native
 from ytsched.server.app import create_app
 from ytsched.server.cluster import Cluster, ServiceConfig
 from ytsched.server.gcpolicy import CollectorPolicy
@@ -58,7 +60,7 @@ def serve(
         serve_instance(config, host, port, port_file, advertise)
         return
     sock = bind(host, port)  # before revival: a busy port is refused without touching state
-    sys.setswitchinterval(SWITCH_INTERVAL)
+    tune_threads()
     cluster = Cluster(config)
     app = create_app(cluster)
     cluster.collector = CollectorPolicy(observe=cluster.metrics.observe_gc_pause)
@@ -90,6 +92,23 @@ rows to hundreds of milliseconds (and the answers waiting for it).  The loop's o
 are short, so a finer interval costs it little."""
 
 
+def engine_threads_beside_the_loop(cpu_count: int | None) -> int:
+    """Threads for one native fair-share update in the service: one core stays the loop's.
+
+    The engine runs in a worker thread while the event loop answers heartbeats
+    (``server/update_steps.py``); on a 2-core machine a second engine thread takes the core
+    the loop needs, so the engine gets every core but one, at most its default (results are
+    the same for any count, see :func:`ytsched.fairshare.native.set_threads`).
+    """
+    return max(1, min(native.default_threads(), (cpu_count or 1) - 1))
+
+
+def tune_threads() -> None:
+    """Settings for a process that serves: the GIL switch interval and the engine's threads."""
+    sys.setswitchinterval(SWITCH_INTERVAL)
+    native.set_threads(engine_threads_beside_the_loop(os.cpu_count()))
+
+
 async def _serve_until_stopped(
     server: uvicorn.Server, sock: socket.socket, port_file: Path | None, what: str
 ) -> None:
@@ -114,7 +133,7 @@ def serve_instance(
     from ytsched.store.postgresql import redact
 
     sock = bind(host, port)
-    sys.setswitchinterval(SWITCH_INTERVAL)
+    tune_threads()
     address = advertise or f"http://{host}:{sock.getsockname()[1]}"
     config.address = address
     instance = Instance(config, address)
