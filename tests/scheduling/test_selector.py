@@ -44,6 +44,24 @@ def brute_force(
 children_of: dict[int, list[SelectorNode]] = {}
 
 
+def check_structure(node: SelectorNode) -> None:
+    """Every heap is ordered by key, its items know their positions, keys are ``(sat,
+    order)`` and a pool with active children carries the satisfaction of the best one: the
+    invariants the incremental sifts must keep (a wrong skip of a sift would break them
+    before it changed a best leaf)."""
+    assert node.key == (node.sat, node.order)
+    heap = node.heap
+    for index, item in enumerate(heap):
+        assert item.pos == index
+        assert item.parent is node
+        if index:
+            assert not item.key < heap[(index - 1) >> 1].key
+        check_structure(item)
+    if heap:
+        assert node.sat == heap[0].sat
+        assert heap[0].key == min(item.key for item in heap)
+
+
 @st.composite
 def scenario(draw: st.DrawFn) -> tuple[list[int], list[tuple[str, int, float]]]:
     shape = draw(st.lists(st.integers(1, 4), min_size=1, max_size=4))
@@ -109,6 +127,7 @@ def test_best_leaf_matches_brute_force(
             else:
                 selector.deactivate(pool_node)
                 active[pool_node.element.name] = False
+        check_structure(selector.root)
         expected = brute_force(selector.root, active)
         found = selector.best_leaf()
         assert (found.name if found else None) == (expected[1].name if expected else None)

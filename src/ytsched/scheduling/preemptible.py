@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import TYPE_CHECKING
 
-from ytsched.resources import CPU_INDEX, EPSILON, ZERO, Vector, vadd
+from ytsched.resources import CPU_INDEX, EPSILON, ZERO, Vector
 from ytsched.scheduling.satisfaction import ShareView, strictly_below
 
 if TYPE_CHECKING:
@@ -280,20 +280,33 @@ class PreemptibleList:
         self._changed = False
 
     def _advance(self) -> None:
+        """Move the boundaries on as far as the prefix rule allows.
+
+        Runs after every append and every decrease before ``b2``: a boundary already at the
+        end of the list skips its :func:`_scan` call (the scan's loop would not run and would
+        return its arguments unchanged), which is the common case of an operation below its
+        fair share, all of whose allocations are non-preemptible."""
         bounds = self.bounds
         if bounds is None:
             return
         items = self._items
+        count = len(items)
         threshold = bounds.threshold
-        b1, cum1 = _scan(items, self._b1, self._cum1, threshold, bounds.aggressive_bound)
-        self._b1 = b1
-        self._cum1 = cum1
+        b1 = self._b1
+        cum1 = self._cum1
+        if b1 < count:
+            b1, cum1 = _scan(items, b1, cum1, threshold, bounds.aggressive_bound)
+            self._b1 = b1
+            self._cum1 = cum1
         b2 = self._b2
         cum2 = self._cum2
         if b2 < b1:
             b2 = b1
             cum2 = cum1
-        self._b2, self._cum2 = _scan(items, b2, cum2, threshold, bounds.bound)
+        if b2 < count:
+            b2, cum2 = _scan(items, b2, cum2, threshold, bounds.bound)
+        self._b2 = b2
+        self._cum2 = cum2
 
     def status(self, allocation: Allocation) -> PreemptionStatus:
         if self.bounds is None:
@@ -320,7 +333,9 @@ class PreemptibleList:
         index = len(self._items)
         allocation.list_index = index
         self._items.append(allocation)
-        self.total = vadd(self.total, allocation.usage)
+        t = self.total
+        u = allocation.usage
+        self.total = (t[0] + u[0], t[1] + u[1], t[2] + u[2], t[3] + u[3], t[4] + u[4])
         if self._b2 < index:
             return  # preemptible allocations exist already: the new one is one of them
         self._advance()
@@ -344,16 +359,20 @@ class PreemptibleList:
             self._compact()
 
     def _decreased_at(self, index: int, delta: Vector) -> None:
-        self.total = vadd(self.total, delta)
+        # The sums as :func:`~ytsched.resources.vadd` computes them, written out (this runs
+        # for every allocation that ends).
+        d0, d1, d2, d3, d4 = delta
+        t = self.total
+        self.total = (t[0] + d0, t[1] + d1, t[2] + d2, t[3] + d3, t[4] + d4)
         if index >= self._b2:
             return
         # Prefix sums adjusted by subtraction: only a publication recomputes them exactly.
         self._changed = True
         if index < self._b1:
-            self._cum1 = vadd(self._cum1, delta)
-            self._cum2 = vadd(self._cum2, delta)
-        elif index < self._b2:
-            self._cum2 = vadd(self._cum2, delta)
+            c = self._cum1
+            self._cum1 = (c[0] + d0, c[1] + d1, c[2] + d2, c[3] + d3, c[4] + d4)
+        c = self._cum2
+        self._cum2 = (c[0] + d0, c[1] + d1, c[2] + d2, c[3] + d3, c[4] + d4)
         self._advance()
 
     def _compact(self) -> None:
