@@ -157,8 +157,13 @@ class Selector:
                 return
             heap = parent.heap
             was_empty = not heap
+            index = len(heap)
             heap.append(node)
-            _sift_up(heap, len(heap) - 1)
+            # A sift up that would not move the node only records its position.
+            if index > 0 and node.key < heap[(index - 1) >> 1].key:
+                _sift_up(heap, index)
+            else:
+                node.pos = index
             if was_empty:
                 parent.sat = node.sat
                 parent.key = (node.sat, parent.order)
