@@ -10,6 +10,7 @@ single-attribute get p99 < 20 ms.
 
     .venv/bin/python benchmarks/orchid_load.py [--operations 3000] [--clients 32] [--seconds 20]
     .venv/bin/python benchmarks/orchid_load.py --src /work/main/src   # another checkout's server
+    .venv/bin/python benchmarks/orchid_load.py --paced   # each client on its own fixed schedule
 """
 
 from __future__ import annotations
@@ -80,6 +81,7 @@ async def drive(
     warmup: float,
     map_pollers: int,
     poll_interval: float,
+    paced: bool = False,
 ) -> tuple[list[float], list[float], list[float]]:
     heartbeats: list[float] = []
     attributes: list[float] = []
@@ -103,8 +105,16 @@ async def drive(
 
     async def poll(index: int, poller: Poller) -> None:
         chooser = random.Random(index)
+        next_time = begin + poll_interval * index / len(pollers)
         await asyncio.sleep(poll_interval * index / len(pollers))
         while loop.time() < end:
+            if paced:
+                # Open loop: each client keeps its own phase, as independent dashboards do
+                # (a missed slot is skipped, never made up in a burst).
+                delay = next_time - loop.time()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                next_time = max(next_time + poll_interval, loop.time())
             if index < map_pollers:
                 path, sink = f"{ORCHID}/pools", maps
             elif chooser.random() < 0.5:
@@ -117,7 +127,8 @@ async def drive(
             await poller.get(path)
             if started >= measure_from:
                 sink.append(loop.time() - started)
-            await asyncio.sleep(poll_interval)
+            if not paced:
+                await asyncio.sleep(poll_interval)
 
     await asyncio.gather(
         *(beat(i, node) for i, node in enumerate(nodes)),
@@ -145,6 +156,12 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--map-clients", type=int, default=2, help="clients polling pools maps")
     parser.add_argument("--poll-interval", type=float, default=0.1, help="seconds between gets")
+    parser.add_argument(
+        "--paced",
+        action="store_true",
+        help="each client polls on its own fixed schedule (default: sleeps after each answer,"
+        " so clients stalled together fire together again)",
+    )
     parser.add_argument("--period", type=float, default=1.0, help="heartbeat period, seconds")
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--warmup", type=float, default=5.0)
@@ -199,12 +216,14 @@ def main() -> None:
                 warmup=args.warmup,
                 map_pollers=args.map_clients,
                 poll_interval=args.poll_interval,
+                paced=args.paced,
             )
         )
         print(
             f"operations={args.operations} pools={args.pools} nodes={args.nodes}"
             f" clients={args.clients} (of which {args.map_clients} poll pools maps)"
-            f" poll interval={args.poll_interval}s window={args.seconds:.0f}s"
+            f" poll interval={args.poll_interval}s{' paced' if args.paced else ''}"
+            f" window={args.seconds:.0f}s"
         )
         print(_line("heartbeat latency", heartbeats))
         print(_line("single-attribute get latency", attributes))

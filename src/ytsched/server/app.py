@@ -34,6 +34,7 @@ from ytsched.server.fastpath import (
     malformed_request_body,
     validation_problems,
 )
+from ytsched.server.get_fastpath import GetFastPath
 from ytsched.server.limits import BoundedRequests
 from ytsched.server.models import (
     AbortJobRequest,
@@ -166,6 +167,8 @@ def create_app(cluster: Cluster, *, background: bool = True) -> FastAPI:
     app.add_middleware(BoundedRequests, limits=cluster.config.limits)
     # Added last, so it runs first: heartbeats skip the framework (see fastpath's docstring).
     app.add_middleware(HeartbeatFastPath, cluster=cluster)
+    # Ordinary gets (dashboards polling the orchid) skip it too (see get_fastpath's docstring).
+    app.add_middleware(GetFastPath, cluster=cluster, limits=cluster.config.limits)
 
     @app.exception_handler(YtschedError)
     async def _refused(_: Request, error: YtschedError) -> JSONResponse:
