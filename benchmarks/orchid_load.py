@@ -6,7 +6,9 @@ simulated exec nodes heartbeating once per period (``benchmarks/service.py``'s `
 (``pool_trees/default/pools/<pool>/fair_share_ratio``, ``.../operations/<op>/usage_ratio``) and,
 for a few of them, a tree's whole ``pools`` map.  Prints heartbeat latency and single-attribute
 ``get`` latency (p50/p90/p99/max).  Targets (issue 18): heartbeat p99 < 50 ms and
-single-attribute get p99 < 20 ms.
+single-attribute get p99 < 20 ms, measured with ``--paced`` (dashboards poll on timers; the
+default closed-loop clients leave every stall together and then arrive in bursts, see
+``docs/performance.md``, "Orchid reads under load").
 
     .venv/bin/python benchmarks/orchid_load.py [--operations 3000] [--clients 32] [--seconds 20]
     .venv/bin/python benchmarks/orchid_load.py --src /work/main/src   # another checkout's server
