@@ -22,6 +22,19 @@ from ytsched.scheduling.satisfaction import RESOURCE_EPSILON
 from ytsched.scheduling.state import ElementState, ScheduledOperation, TreeState
 
 
+def fits(usage: Vector, limits: Vector) -> bool:
+    """Usage within limits, up to ``RESOURCE_EPSILON`` (plain comparisons: this runs for
+    every heartbeat)."""
+    eps = RESOURCE_EPSILON
+    return (
+        usage[0] <= limits[0] + eps
+        and usage[1] <= limits[1] + eps
+        and usage[2] <= limits[2] + eps
+        and usage[3] <= limits[3] + eps
+        and usage[4] <= limits[4] + eps
+    )
+
+
 @dataclass(slots=True)
 class Outbox:
     """The answer being built."""
@@ -88,16 +101,7 @@ class HeartbeatContext:
     def node_fits(self) -> bool:
         """Usage within limits (``Dominates(ResourceLimits, ResourceUsage)``)."""
         node = self.node
-        limits = node.resource_limits
-        usage = node.usage
-        eps = RESOURCE_EPSILON
-        return (
-            usage[0] <= limits[0] + eps
-            and usage[1] <= limits[1] + eps
-            and usage[2] <= limits[2] + eps
-            and usage[3] <= limits[3] + eps
-            and usage[4] <= limits[4] + eps
-        )
+        return fits(node.usage, node.resource_limits)
 
     def matches(self, element: ElementState) -> bool:
         """Does the element's scheduling tag filter accept this node?"""

@@ -13,6 +13,7 @@ and the selector of the best-leaf descent with the operations that may schedule.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 
 from ytsched.config.resources import ResourceAmounts
 from ytsched.config.tagfilter import TagFilter
@@ -498,6 +499,47 @@ def _share_keys(result: UpdateResult, total: Vector) -> ShareKeys | None:
     return None if rows is None else ShareKeys(rows[0], rows[1], total)
 
 
+PoolElements = tuple[
+    ElementState,
+    dict[str, ElementState],
+    list[tuple[Pool, ElementState]],
+    dict[str, list[ElementState]],
+]
+"""The root's element, every element by name, the pools with theirs in pre-order, and per
+element it and its ancestors that specify ``resource_limits`` (read-only lists)."""
+
+
+def _pool_elements(
+    tree: PoolTree,
+    result: UpdateResult,
+    keys: ShareKeys | None,
+    filters: _FilterCache,
+    starvation_of: Callable[[str], StarvationState | None],
+) -> PoolElements:
+    """The pools' elements of the new state (shared by the one-step and the aside build,
+    which differ only in the starvation state a pool starts from: ``starvation_of``)."""
+    total = result.total_resource_limits
+    root = _root(result, tree.config, keys)
+    elements: dict[str, ElementState] = {root.name: root}
+    pools: list[tuple[Pool, ElementState]] = []
+    limited: dict[str, list[ElementState]] = {root.name: []}
+    for pool in tree.root.descendants():
+        computed = result.pools.get(pool.name)
+        if pool.is_root or pool.parent is None or computed is None:
+            continue
+        parent = elements[pool.parent.name]
+        element = _pool_element(
+            pool, parent, computed, total, starvation_of(pool.name), filters, keys
+        )
+        elements[pool.name] = element
+        pools.append((pool, element))
+        inherited = limited[parent.name]
+        limited[pool.name] = (
+            [element, *inherited] if element.specified_limits is not None else inherited
+        )
+    return root, elements, pools, limited
+
+
 def build_tree_state(
     tree: PoolTree,
     result: UpdateResult,
@@ -535,25 +577,7 @@ def build_tree_state(
     total = result.total_resource_limits
     filters = _FilterCache()
     keys = _share_keys(result, total) if incremental else None
-    root = _root(result, config, keys)
-    elements: dict[str, ElementState] = {root.name: root}
-    pools: list[tuple[Pool, ElementState]] = []
-    limited: dict[str, list[ElementState]] = {root.name: []}
-    """Per pool, it and its ancestors that specify ``resource_limits`` (read-only lists)."""
-    for pool in tree.root.descendants():
-        computed = result.pools.get(pool.name)
-        if pool.is_root or pool.parent is None or computed is None:
-            continue
-        parent = elements[pool.parent.name]
-        element = _pool_element(
-            pool, parent, computed, total, starvation.get(pool.name), filters, keys
-        )
-        elements[pool.name] = element
-        pools.append((pool, element))
-        inherited = limited[parent.name]
-        limited[pool.name] = (
-            [element, *inherited] if element.specified_limits is not None else inherited
-        )
+    root, elements, pools, limited = _pool_elements(tree, result, keys, filters, starvation.get)
 
     operations: dict[str, ScheduledOperation] = {}
     by_pool: dict[str, list[ScheduledOperation]] = {}

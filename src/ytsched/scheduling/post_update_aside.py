@@ -45,7 +45,6 @@ from collections.abc import Iterator
 
 from ytsched.fairshare.update import UpdateResult
 from ytsched.pooltree.operations import OperationState
-from ytsched.pooltree.pool import Pool
 from ytsched.pooltree.tree import PoolTree
 from ytsched.resources import ZERO
 from ytsched.scheduling.post_update import (
@@ -55,10 +54,9 @@ from ytsched.scheduling.post_update import (
     _fill_usage,
     _FilterCache,
     _fresh,
-    _pool_element,
+    _pool_elements,
     _pool_key,
     _preemption_priorities,
-    _root,
     _share_keys,
     _subset_selector,
     _update_starvation,
@@ -138,24 +136,10 @@ class AsideBuild:
         total = result.total_resource_limits
         filters = _FilterCache()
         keys = _share_keys(result, total)
-        root = _root(result, config, keys)
-        elements: dict[str, ElementState] = {root.name: root}
-        pools: list[tuple[Pool, ElementState]] = []
-        limited: dict[str, list[ElementState]] = {root.name: []}
-        for pool in tree.root.descendants():
-            computed = result.pools.get(pool.name)
-            if pool.is_root or pool.parent is None or computed is None:
-                continue
-            parent = elements[pool.parent.name]
-            element = _pool_element(
-                pool, parent, computed, total, _copy(self.starvation.get(pool.name)), filters, keys
-            )
-            elements[pool.name] = element
-            pools.append((pool, element))
-            inherited = limited[parent.name]
-            limited[pool.name] = (
-                [element, *inherited] if element.specified_limits is not None else inherited
-            )
+        starvation = self.starvation
+        root, elements, pools, limited = _pool_elements(
+            tree, result, keys, filters, lambda name: _copy(starvation.get(name))
+        )
         entries = list(tree.operations.values())
         yield
 

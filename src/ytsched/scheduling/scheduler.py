@@ -44,7 +44,7 @@ from ytsched.scheduling.api import (
     JobOutcome,
     NodeHeartbeat,
 )
-from ytsched.scheduling.context import HeartbeatContext, Outbox, abort_job
+from ytsched.scheduling.context import HeartbeatContext, Outbox, abort_job, fits
 from ytsched.scheduling.graceful import preempt_gracefully
 from ytsched.scheduling.ledger import Ledger
 from ytsched.scheduling.nodes import Allocation, NodeState
@@ -367,7 +367,7 @@ class Scheduler:
         failing: list[ScheduledOperation] = []
         limits = node.resource_limits
         usage = node.usage
-        if not _fits(usage, limits):
+        if not fits(usage, limits):
             return False
         if state.selector.root.heap:
             if state.tag_filtered:
@@ -430,7 +430,7 @@ class Scheduler:
         usage = node.usage
         limits = node.resource_limits
         eps = RESOURCE_EPSILON
-        if not (  # ``_fits`` written out: the simulator asks this for every parked node
+        if not (  # ``fits`` written out: the simulator asks this for every parked node
             usage[0] <= limits[0] + eps
             and usage[1] <= limits[1] + eps
             and usage[2] <= limits[2] + eps
@@ -822,18 +822,6 @@ def _always_due(period: float, backoff: float, latest: float) -> bool:
     if not (math.isfinite(period) and math.isfinite(backoff) and math.isfinite(latest)):
         return False
     return period - backoff > 8.0 * math.ulp(2.0 * (abs(latest) + abs(backoff)))
-
-
-def _fits(usage: Vector, limits: Vector) -> bool:
-    """Usage within limits (plain comparisons: this runs for every heartbeat)."""
-    eps = RESOURCE_EPSILON
-    return (
-        usage[0] <= limits[0] + eps
-        and usage[1] <= limits[1] + eps
-        and usage[2] <= limits[2] + eps
-        and usage[3] <= limits[3] + eps
-        and usage[4] <= limits[4] + eps
-    )
 
 
 def _has_spare(limits: Vector, usage: Vector, min_spare: Vector, max_started: int | None) -> bool:

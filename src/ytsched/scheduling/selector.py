@@ -201,32 +201,28 @@ class Selector:
     def refresh(self, node: SelectorNode) -> None:
         """An operation's satisfaction changed: reposition it and its ancestors.
 
-        Runs after every start and end of an allocation: :func:`_fix` and
-        :meth:`_top_changed` are written out here (the same comparisons and the same sifts in
-        the same order, so the heaps end up laid out exactly as before), and a sift down from
-        a position without children is skipped (it would leave the item where it is)."""
+        Runs after every start and end of an allocation: :func:`_fix` is written out here
+        (the same comparisons and the same sifts in the same order, so the heaps end up laid
+        out exactly as before), and a sift down from a position without children is skipped
+        (it would leave the item where it is)."""
         sat = node.element.local_sat
         if sat == node.sat:
             return
-        while True:
-            node.sat = sat
-            key = (sat, node.order)
-            node.key = key
-            index = node.pos
-            if index < 0:
-                return
-            parent = node.parent
-            assert parent is not None
-            heap = parent.heap
-            if index > 0 and key < heap[(index - 1) >> 1].key:
-                _sift_up(heap, index)
-            elif 2 * index + 1 < len(heap):
-                _sift_down(heap, index)
-            # The top of the parent's heap may have changed: propagate its satisfaction.
-            sat = heap[0].sat
-            if sat == parent.sat:
-                return
-            node = parent
+        node.sat = sat
+        key = (sat, node.order)
+        node.key = key
+        index = node.pos
+        if index < 0:
+            return
+        parent = node.parent
+        assert parent is not None
+        heap = parent.heap
+        if index > 0 and key < heap[(index - 1) >> 1].key:
+            _sift_up(heap, index)
+        elif 2 * index + 1 < len(heap):
+            _sift_down(heap, index)
+        if heap[0].sat != parent.sat:
+            self._top_changed(parent)
 
     def _top_changed(self, node: SelectorNode) -> None:
         """The top of ``node``'s heap may have changed: propagate its satisfaction upward."""
