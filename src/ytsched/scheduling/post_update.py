@@ -649,16 +649,6 @@ def build_tree_state(
             op.eligible = is_eligible(op)
             if op.eligible:
                 selector.activate(op.element.node)
-    # An aggressively starving operation whose aggressive flag no longer holds on live usage
-    # may still be normally starving through an ancestor: it is in both selectors, and the
-    # stage checks the live priority.
-    preemptive_selectors = {
-        priority: _subset_selector(
-            root, [op for op in priority_operations if op.static_priority >= priority]
-        )
-        for priority in (PreemptionPriority.AGGRESSIVE, PreemptionPriority.NORMAL)
-    }
-
     return TreeState(
         name=tree.name,
         tree=tree,
@@ -671,7 +661,7 @@ def build_tree_state(
         operations=operations,
         selector=selector,
         tag_filtered=tag_filtered,
-        preemptive_selectors=preemptive_selectors,
+        preemptive_selectors=preemptive_selectors(root, priority_operations),
         has_graceful_operations=any(op.graceful for op in operations.values()),
         limited_elements=[e for e in elements.values() if e.specified_limits is not None],
         pool_keys=pool_keys,
@@ -887,6 +877,22 @@ def _build_selector(
             if not child.is_operation:
                 child_node.self_active = True
                 stack.append((child, child_node))
+
+
+def preemptive_selectors(
+    root: ElementState, priority_operations: list[ScheduledOperation]
+) -> dict[PreemptionPriority, Selector]:
+    """Per preemption priority, a selector over the operations with at least that priority.
+
+    An aggressively starving operation whose aggressive flag no longer holds on live usage may
+    still be normally starving through an ancestor: it is in both selectors, and the stage
+    checks the live priority."""
+    return {
+        priority: _subset_selector(
+            root, [op for op in priority_operations if op.static_priority >= priority]
+        )
+        for priority in (PreemptionPriority.AGGRESSIVE, PreemptionPriority.NORMAL)
+    }
 
 
 def _subset_selector(root: ElementState, operations: list[ScheduledOperation]) -> Selector:

@@ -58,12 +58,12 @@ from ytsched.scheduling.post_update import (
     _pool_key,
     _preemption_priorities,
     _share_keys,
-    _subset_selector,
     _update_starvation,
     build_tree_state,
     element_starvation,
     live_inputs,
     preemption_priority,
+    preemptive_selectors,
     starving_pointers,
 )
 from ytsched.scheduling.selector import Selector, SelectorNode
@@ -228,19 +228,11 @@ class AsideBuild:
             operations=operations,
             selector=selector,
             tag_filtered=tag_filtered,
-            preemptive_selectors=self._preemptive_selectors(root),
+            preemptive_selectors=preemptive_selectors(root, self._priority_operations),
             has_graceful_operations=any(op.graceful for op in operations.values()),
             limited_elements=[e for e in elements.values() if e.specified_limits is not None],
             pool_keys=pool_keys,
         )
-
-    def _preemptive_selectors(self, root: ElementState) -> dict[PreemptionPriority, Selector]:
-        return {
-            priority: _subset_selector(
-                root, [op for op in self._priority_operations if op.static_priority >= priority]
-            )
-            for priority in (PreemptionPriority.AGGRESSIVE, PreemptionPriority.NORMAL)
-        }
 
     # --- publication -----------------------------------------------------------------------
 
@@ -287,7 +279,7 @@ class AsideBuild:
                 for op in state.operations.values()
                 if op.element.schedulable and op.static_priority is not PreemptionPriority.NONE
             ]
-            state.preemptive_selectors = self._preemptive_selectors(state.root)
+            state.preemptive_selectors = preemptive_selectors(state.root, self._priority_operations)
         self._refresh_selectors(state)
         for op in recheck:
             if op.element.node is not None:
