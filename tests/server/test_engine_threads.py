@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from ytsched.fairshare import native
 from ytsched.server.runner import engine_threads_beside_the_loop, tune_threads
 
@@ -18,6 +20,6 @@ def test_tune_threads_sets_the_engine_count() -> None:
     previous = native.threads()
     try:
         tune_threads()
-        assert 1 <= native.threads() <= native.default_threads()
+        assert native.threads() == engine_threads_beside_the_loop(os.cpu_count())
     finally:
         native.set_threads(previous)
