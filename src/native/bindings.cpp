@@ -73,9 +73,9 @@ NB_MODULE(_native, m) {
     m.def("run_update", &run, "in_f"_a, "in_i"_a, "opts_f"_a, "opts_i"_a, "out_f"_a, "out_i"_a,
           "Run one update on the flat tree; fills out_f/out_i and returns the error summary.");
     m.def("parallel_sum_pairs", &ytsched::parallel_sum_pairs,
-          "Pool sums of at least this many (point x child) pairs use two threads.");
+          "Pool sums of at least this many (point x child) pairs are split over the engine's threads.");
     m.def("set_parallel_sum_pairs", &ytsched::set_parallel_sum_pairs, "pairs"_a,
-          "Set the two-thread threshold of pool sums (tests set 0 to force the threaded path).");
+          "Set the threaded-sum threshold of pool sums (tests set 0 to force the threaded path).");
     m.def("engine_threads", &ytsched::engine_threads,
           "Threads one update may use for its per-element functions and wide sums.");
     m.def("set_engine_threads", &ytsched::set_engine_threads, "threads"_a,
