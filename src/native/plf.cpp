@@ -695,6 +695,45 @@ const SChain& max_fit_factor_in_workspace(const VChain& f, const Vec& limits,
     return w.acc;
 }
 
+namespace {
+
+// A scalar chain under construction in preallocated arrays: ``push`` is ``push_point`` (the
+// merge rule) on (x[0, n), y[0, n)), with the size kept in a register instead of a vector's end.
+template <class T>
+struct RawChain {
+    double* x;
+    T* y;
+    std::size_t n;
+    void append(double px, const T& py) {
+        x[n] = px;
+        y[n] = py;
+        ++n;
+    }
+    [[gnu::always_inline]] void push(double px, const T& py) {
+        const double lx = x[n - 1];
+        const T ly = y[n - 1];
+        if (px == lx) {
+            if (py == ly) return;
+            if (x[n - 2] == lx) {
+                y[n - 1] = py;
+                return;
+            }
+        } else if (py == ly) {
+            if (y[n - 2] == ly) {
+                x[n - 1] = px;
+                return;
+            }
+        } else if (x[n - 2] == lx && y[n - 2] == ly) {
+            x[n - 1] = px;
+            y[n - 1] = py;
+            return;
+        }
+        append(px, py);
+    }
+};
+
+}  // namespace
+
 // ``plf.pointwise_min`` with its crossing search, in one merged pass over both chains' points.
 SChain pointwise_min(const SChain& A, const SChain& B) {
     SChain out;
@@ -714,12 +753,16 @@ void pointwise_min(const SChain& A, const SChain& B, SChain& out) {
     const std::size_t nb = bx.size();
     std::size_t ia = bisect_left(ax, lb);
     std::size_t ib = bisect_left(bx, lb);
-    std::vector<double>& xs = out.x;
-    std::vector<double>& ys = out.y;
-    xs.clear();
-    ys.clear();
-    xs.reserve(na + nb + 8);
-    ys.reserve(na + nb + 8);
+    // Every step advances at least one cursor and adds at most three points (a crossing and
+    // both limits), so the result fits in 3 (na + nb) + 2 points: it is written through raw
+    // pointers held in registers (``push_point`` on the vectors reloads their ends from memory
+    // after every store), and cut to its size at the end.
+    const std::size_t bound = 3 * (na + nb) + 4;
+    if (out.x.size() < bound) {
+        out.x.resize(bound);
+        out.y.resize(bound);
+    }
+    RawChain<double> w{out.x.data(), out.y.data(), 0};
     double p = lb;
     double previous = lb;
     double prev_ra = 0.0, prev_rb = 0.0;
@@ -755,10 +798,8 @@ void pointwise_min(const SChain& A, const SChain& B, SChain& out) {
         }
         if (first) {
             first = false;
-            xs.push_back(p);
-            ys.push_back(la < lbv ? la : lbv);
-            xs.push_back(p);
-            ys.push_back(ra < rbv ? ra : rbv);
+            w.append(p, la < lbv ? la : lbv);
+            w.append(p, ra < rbv ? ra : rbv);
         } else {
             if (prev_ra != prev_rb) {
                 const bool crosses = prev_ra < prev_rb ? la > lbv : lbv > la;
@@ -770,14 +811,18 @@ void pointwise_min(const SChain& A, const SChain& B, SChain& out) {
                     if (c != previous) {
                         const double ca = interpolate(sa[0], sa[1], sa[2], sa[3], c);
                         const double cb = interpolate(sb[0], sb[1], sb[2], sb[3], c);
-                        push_point(xs, ys, c, ca < cb ? ca : cb);
+                        w.push(c, ca < cb ? ca : cb);
                     }
                 }
             }
-            push_point(xs, ys, p, la < lbv ? la : lbv);
-            push_point(xs, ys, p, ra < rbv ? ra : rbv);
+            w.push(p, la < lbv ? la : lbv);
+            w.push(p, ra < rbv ? ra : rbv);
         }
-        if (p >= rb) break;
+        if (p >= rb) {
+            out.x.resize(w.n);
+            out.y.resize(w.n);
+            return;
+        }
         previous = p;
         prev_ra = ra;
         prev_rb = rbv;
@@ -832,17 +877,20 @@ void compose(const VChain& F, const SChain& M, Workspace& w, VChain& c) {
 
     // The composed points go straight into the result through the merge rule (the first two
     // as they are, like ``Builder``), without a buffer of the raw points in between.
-    c.x.clear();
-    c.y.clear();
-    c.x.reserve(points.size() * 2);
-    c.y.reserve(points.size() * 2);
+    // At most two points per sample point: written through raw pointers (``RawChain``) into
+    // buffers sized for that, then cut to the result's size.
+    const std::size_t bound = points.size() * 2 + 2;
+    if (c.x.size() < bound) {
+        c.x.resize(bound);
+        c.y.resize(bound);
+    }
+    RawChain<Vec> out{c.x.data(), c.y.data(), 0};
     std::size_t emitted = 0;
     auto emit = [&](double x, const Vec& y) {
         if (emitted++ < 2) {
-            c.x.push_back(x);
-            c.y.push_back(y);
+            out.append(x, y);
         } else {
-            push_point(c.x, c.y, x, y);
+            out.push(x, y);
         }
     };
     const std::size_t count = points.size();
@@ -887,6 +935,8 @@ void compose(const VChain& F, const SChain& M, Workspace& w, VChain& c) {
         }
         emit(x, right_limit ? right_value(v) : left_value(v));
     }
+    c.x.resize(out.n);
+    c.y.resize(out.n);
     if (emitted < 2) fail("a piecewise-linear function needs at least one segment");
     const std::size_t m = c.x.size();
     if (c.x[m - 1] == c.x[m - 2] && !(c.y[m - 1] == c.y[m - 2])) {
