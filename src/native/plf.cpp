@@ -528,6 +528,45 @@ VChain fifo_fsbff(const std::vector<const VChain*>& chains, bool fast) {
 
 namespace {
 
+// A scalar chain under construction in preallocated arrays: ``push`` is ``push_point`` (the
+// merge rule) on (x[0, n), y[0, n)), with the size kept in a register instead of a vector's end.
+template <class T>
+struct RawChain {
+    double* x;
+    T* y;
+    std::size_t n;
+    void append(double px, const T& py) {
+        x[n] = px;
+        y[n] = py;
+        ++n;
+    }
+    [[gnu::always_inline]] void push(double px, const T& py) {
+        const double lx = x[n - 1];
+        const T ly = y[n - 1];
+        if (px == lx) {
+            if (py == ly) return;
+            if (x[n - 2] == lx) {
+                y[n - 1] = py;
+                return;
+            }
+        } else if (py == ly) {
+            if (y[n - 2] == ly) {
+                x[n - 1] = px;
+                return;
+            }
+        } else if (x[n - 2] == lx && y[n - 2] == ly) {
+            x[n - 1] = px;
+            y[n - 1] = py;
+            return;
+        }
+        append(px, py);
+    }
+};
+
+}  // namespace
+
+namespace {
+
 double crossing(double left, double right, const std::array<double, 4>& lo,
                 const std::array<double, 4>& hi) {
     if (left == right) return left;
@@ -545,99 +584,115 @@ void component_inverse(const VChain& fsbff, int r, double limit_share, double gu
                        Workspace& w, SChain& out) {
     const auto& fx = fsbff.x;
     const auto& fv = fsbff.y;
-    std::vector<double>& a = w.a;
-    std::vector<double>& f = w.f;
-    a.clear();
-    f.clear();
-    a.push_back(fv[0][r]);
-    a.push_back(fv[1][r]);
-    f.push_back(fx[0]);
-    f.push_back(fx[1]);
-    for (std::size_t i = 2; i < fx.size(); ++i) push_point(f, a, fx[i], fv[i][r]);
-    // (push_point on (f, a) treats f as arguments and a as values: the extraction's merge rule.)
-    const double lo = a.front();
-    const double hi = a.back();
+    const std::size_t nf = fx.size();
+    // Every buffer is written through raw pointers (``RawChain``) into room for the most points
+    // it can get, and only the result is cut to its size.
+    if (w.a.size() < nf) {
+        w.a.resize(nf);
+        w.f.resize(nf);
+    }
+    RawChain<double> ext{w.f.data(), w.a.data(), 0};
+    ext.append(fx[0], fv[0][r]);
+    ext.append(fx[1], fv[1][r]);
+    for (std::size_t i = 2; i < nf; ++i) ext.push(fx[i], fv[i][r]);
+    // (``ext`` has f as arguments and a as values: the extraction's merge rule.)
+    const double* a = w.a.data();
+    const double* f = w.f.data();
+    const std::size_t n = ext.n;
+    const double lo = a[0];
+    const double hi = a[n - 1];
     const double limit = pymin(pymax(limit_share, lo), hi);
     const double g = pymin(pymax(guarantee_share, lo), limit);
 
-    const std::size_t n = a.size();
     std::size_t i = 0;
     while (i < n && a[i] < g) ++i;
     if (i == n) fail("max fit factor: guarantee beyond the function's values");
-    std::vector<double>& xs = out.x;
-    std::vector<double>& ys = out.y;
-    xs.clear();
-    ys.clear();
+    const std::size_t bound = n + 4;
+    if (out.x.size() < bound) {
+        out.x.resize(bound);
+        out.y.resize(bound);
+    }
+    RawChain<double> c{out.x.data(), out.y.data(), 0};
     if (a[i] == g) {
         if (i + 1 < n && a[i + 1] == g) {
-            xs = {g, g};
-            ys = {f[i], f[i + 1]};
+            c.append(g, f[i]);
+            c.append(g, f[i + 1]);
             i += 2;
         } else {
-            xs = {g, g};
-            ys = {f[i], f[i]};
+            c.append(g, f[i]);
+            c.append(g, f[i]);
             i += 1;
         }
     } else {
         const double v = interpolate(a[i - 1], f[i - 1], a[i], f[i], g);
-        xs = {g, g};
-        ys = {v, v};
+        c.append(g, v);
+        c.append(g, v);
     }
     while (i < n && a[i] <= limit) {
         const double x = a[i];
         if (i + 1 < n && a[i + 1] == x) {
-            push_point(xs, ys, x, f[i]);
-            push_point(xs, ys, x, f[i + 1]);
+            c.push(x, f[i]);
+            c.push(x, f[i + 1]);
             i += 2;
         } else {
-            push_point(xs, ys, x, f[i]);
+            c.push(x, f[i]);
             i += 1;
         }
     }
-    if (xs.back() != limit) {
+    if (c.x[c.n - 1] != limit) {
         if (i == 0 || i >= n) fail("max fit factor: limit outside the function's values");
         const double v = interpolate(a[i - 1], f[i - 1], a[i], f[i], limit);
-        push_point(xs, ys, limit, v);
+        c.push(limit, v);
     }
-    // trim_left
+    // trim_left: drop the first point (or keep the point segment at the right value)
+    double* xs = c.x;
+    double* ys = c.y;
+    std::size_t m = c.n;
     if (xs[0] == xs[1] && ys[0] != ys[1]) {
-        if (xs.size() > 2) {
-            xs.erase(xs.begin());
-            ys.erase(ys.begin());
-        } else {
-            xs = {xs[0], xs[0]};
-            ys = {ys[1], ys[1]};
-        }
-    }
-    // shift(-g)
-    if (g != 0.0) {
-        std::vector<double>& sx = w.sx;
-        std::vector<double>& sy = w.sy;
-        sx.clear();
-        sy.clear();
-        sx.push_back(xs[0] - g);
-        sx.push_back(xs[1] - g);
-        sy.push_back(ys[0]);
-        sy.push_back(ys[1]);
-        for (std::size_t j = 2; j < xs.size(); ++j) push_point(sx, sy, xs[j] - g, ys[j]);
-        xs.swap(sx);
-        ys.swap(sy);
-    }
-    // extend_right(1.0), then trim
-    if (xs.back() < 1.0) {
-        const double last = ys.back();
-        push_point(xs, ys, 1.0, last);
-    }
-    const std::size_t m = xs.size();
-    if (xs[m - 1] == xs[m - 2] && ys[m - 1] != ys[m - 2]) {
         if (m > 2) {
-            xs.pop_back();
-            ys.pop_back();
+            ++xs;
+            ++ys;
+            --m;
         } else {
-            xs = {xs[0], xs[0]};
-            ys = {ys[0], ys[0]};
+            ys[0] = ys[1];
         }
     }
+    // shift(-g) into the second buffer: the merge rule may join points the shift makes equal
+    if (g != 0.0) {
+        if (w.sx.size() < m + 2) {
+            w.sx.resize(m + 2);
+            w.sy.resize(m + 2);
+        }
+        RawChain<double> sh{w.sx.data(), w.sy.data(), 0};
+        sh.append(xs[0] - g, ys[0]);
+        sh.append(xs[1] - g, ys[1]);
+        for (std::size_t j = 2; j < m; ++j) sh.push(xs[j] - g, ys[j]);
+        c = sh;
+    } else {
+        c = RawChain<double>{xs, ys, m};
+    }
+    // extend_right(1.0), then trim (both buffers have room for one point more)
+    if (c.x[c.n - 1] < 1.0) {
+        const double last = c.y[c.n - 1];
+        c.push(1.0, last);
+    }
+    m = c.n;
+    if (c.x[m - 1] == c.x[m - 2] && c.y[m - 1] != c.y[m - 2]) {
+        if (m > 2) {
+            --m;
+        } else {
+            c.x[1] = c.x[0];
+            c.y[1] = c.y[0];
+        }
+    }
+    // Copy the result to the front of ``out`` (it may start one point in, or live in the shift
+    // buffer), then cut ``out`` to its size.
+    if (c.x != out.x.data()) {
+        std::memmove(out.x.data(), c.x, m * sizeof(double));
+        std::memmove(out.y.data(), c.y, m * sizeof(double));
+    }
+    out.x.resize(m);
+    out.y.resize(m);
 }
 
 }  // namespace
@@ -694,45 +749,6 @@ const SChain& max_fit_factor_in_workspace(const VChain& f, const Vec& limits,
     }
     return w.acc;
 }
-
-namespace {
-
-// A scalar chain under construction in preallocated arrays: ``push`` is ``push_point`` (the
-// merge rule) on (x[0, n), y[0, n)), with the size kept in a register instead of a vector's end.
-template <class T>
-struct RawChain {
-    double* x;
-    T* y;
-    std::size_t n;
-    void append(double px, const T& py) {
-        x[n] = px;
-        y[n] = py;
-        ++n;
-    }
-    [[gnu::always_inline]] void push(double px, const T& py) {
-        const double lx = x[n - 1];
-        const T ly = y[n - 1];
-        if (px == lx) {
-            if (py == ly) return;
-            if (x[n - 2] == lx) {
-                y[n - 1] = py;
-                return;
-            }
-        } else if (py == ly) {
-            if (y[n - 2] == ly) {
-                x[n - 1] = px;
-                return;
-            }
-        } else if (x[n - 2] == lx && y[n - 2] == ly) {
-            x[n - 1] = px;
-            y[n - 1] = py;
-            return;
-        }
-        append(px, py);
-    }
-};
-
-}  // namespace
 
 // ``plf.pointwise_min`` with its crossing search, in one merged pass over both chains' points.
 SChain pointwise_min(const SChain& A, const SChain& B) {
