@@ -88,9 +88,10 @@ NB_MODULE(_native, m) {
           "Set the element threshold of threaded builds (tests set 0 to force the threaded path).");
     m.attr("MAX_ENGINE_THREADS") = ytsched::kMaxEngineThreads;
     m.def("wide_vector_kernels", &ytsched::wide_vector_kernels,
-          "Whether pool sums use their AVX2 kernels.");
+          "Whether pool sums and compression use their AVX2 kernels.");
     m.def("set_wide_vector_kernels", &ytsched::set_wide_vector_kernels, "enabled"_a,
-          "Use (when the CPU can) or avoid the AVX2 sum kernels; returns the previous setting.");
+          "Use (when the CPU can) or avoid the AVX2 sum and compression kernels; returns the "
+          "previous setting.");
     m.attr("IN_F") = static_cast<int>(ytsched::kInF);
     m.attr("IN_I") = static_cast<int>(ytsched::kInI);
     m.attr("OUT_F") = static_cast<int>(ytsched::kOutF);

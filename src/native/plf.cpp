@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <limits>
 #include <exception>
 #include <utility>
 
@@ -966,6 +967,77 @@ void compose(const VChain& F, const SChain& M, Workspace& w, VChain& c) {
     }
 }
 
+namespace {
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// ``compress``'s corridor walk with the five resources in two AVX2 vectors (resources 0-3, then
+// resource 4 beside three NaN lanes, whose comparisons are all false, so they never stop the
+// walk).  Each lane performs the scalar loop's operations in the same order (two products, then
+// their difference; IEEE in every lane, nothing fused), so the corridor ends at the same point
+// and the kept points are the same.  From the corridor's start ``c``: returns the last point the
+// corridor reaches (``end``) and leaves ``c`` at the first point outside it (or ``n``).
+using M4 = int64_t __attribute__((vector_size(32)));
+
+// One block of lanes of the corridor walk: the scalar loop's body for each of its resources.
+__attribute__((target("avx2"), always_inline)) inline M4 corridor_step(const V4& d, const V4& e,
+                                                                      const V4& v, const V4& l,
+                                                                      V4& tx, V4& ty, V4& bx,
+                                                                      V4& by) {
+    const V4 zero = {0.0, 0.0, 0.0, 0.0};
+    const V4 cty = (v + e) - l;
+    const V4 cby = (v - e) - l;
+    const M4 top = (d * ty - tx * cty) > zero;
+    tx = top ? d : tx;
+    ty = top ? cty : ty;
+    const M4 bottom = (d * by - bx * cby) < zero;
+    bx = bottom ? d : bx;
+    by = bottom ? cby : by;
+    const V4 u = v - l;
+    return ((bx * u - d * by) <= zero) | ((tx * u - d * ty) >= zero);
+}
+
+__attribute__((target("avx2"))) std::size_t compress_corridor_avx2(const double* xs,
+                                                                   const Vec* ys, std::size_t n,
+                                                                   double eps, std::size_t& c) {
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const double lb = xs[c];
+    const Vec& l = ys[c];
+    const V4 la = {l[0], l[1], l[2], l[3]};
+    const V4 lz = {l[4], nan, nan, nan};
+    const V4 e = {eps, eps, eps, eps};
+    V4 txa, tya, bxa, bya, txz, tyz, bxz, byz;
+    {
+        const Vec& v = ys[c + 1];
+        const double dx = xs[c + 1] - lb;
+        const V4 d = {dx, dx, dx, dx};
+        const V4 va = {v[0], v[1], v[2], v[3]};
+        const V4 vz = {v[4], nan, nan, nan};
+        txa = bxa = txz = bxz = d;
+        tya = (va + e) - la;
+        bya = (va - e) - la;
+        tyz = (vz + e) - lz;
+        byz = (vz - e) - lz;
+    }
+    std::size_t end = c + 1;
+    c += 1;
+    while (c < n) {
+        const Vec& v = ys[c + 1];
+        const double dx = xs[c + 1] - lb;
+        const V4 d = {dx, dx, dx, dx};
+        const V4 va = {v[0], v[1], v[2], v[3]};
+        const V4 vz = {v[4], nan, nan, nan};
+        const M4 stop = corridor_step(d, e, va, la, txa, tya, bxa, bya) |
+                        corridor_step(d, e, vz, lz, txz, tyz, bxz, byz);
+        if ((stop[0] | stop[1] | stop[2] | stop[3]) != 0) break;
+        end = c + 1;
+        c += 1;
+    }
+    return end;
+}
+#endif
+
+}  // namespace
+
 // ``plf.compress``: the greedy corridor test of ``CompressFunction``.
 VChain compress(const VChain& F, double eps) {
     VChain out;
@@ -991,6 +1063,15 @@ void compress(const VChain& F, VChain& out, double eps) {
     std::size_t end = 1;
     std::size_t c = 0;
     double tx[5], ty[5], bx[5], by[5];
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (g_wide_kernels.load(std::memory_order_relaxed)) {
+        while (true) {
+            end = compress_corridor_avx2(xs.data(), ys.data(), n, eps, c);
+            add_point(out.x, out.y, xs[end], ys[end]);
+            if (c >= n) return;
+        }
+    }
+#endif
     while (true) {
         const double lb = xs[c];
         const Vec l = ys[c];

@@ -193,9 +193,9 @@ std::size_t parallel_sum_pairs();
 void set_parallel_sum_pairs(std::size_t pairs);
 VChain constant_chain(double lb, double rb, const Vec& value);
 
-// Whether pool sums use their AVX2 kernels (default: when the CPU has AVX2). Both kernels give
-// the same doubles; ``set_wide_vector_kernels`` returns the previous setting and ignores
-// ``true`` on a CPU without AVX2.
+// Whether pool sums and compression use their AVX2 kernels (default: when the CPU has AVX2).
+// Both kernels give the same doubles; ``set_wide_vector_kernels`` returns the previous setting
+// and ignores ``true`` on a CPU without AVX2.
 bool wide_vector_kernels();
 bool set_wide_vector_kernels(bool enabled);
 

@@ -151,7 +151,8 @@ def test_parallel_sum_threshold_refuses_negative() -> None:
 
 @pytest.fixture
 def baseline_kernels() -> Iterator[None]:
-    """Pool sums on their SSE2 kernels (the AVX2 ones are the default where the CPU has AVX2)."""
+    """Pool sums and compression on their SSE2 / scalar kernels (the AVX2 ones are the default
+    where the CPU has AVX2)."""
     previous = use_wide_vector_kernels(False)
     try:
         yield

@@ -154,11 +154,12 @@ def set_parallel_sum_pairs(pairs: int) -> int:
 
 
 def use_wide_vector_kernels(enabled: bool) -> bool:
-    """Let pool sums use their AVX2 kernels (the default where the CPU has AVX2) or not; returns
-    the previous setting.
+    """Let pool sums and compression use their AVX2 kernels (the default where the CPU has
+    AVX2) or not; returns the previous setting.
 
-    Both kernel builds perform the same IEEE operations per point, so the results are the same
-    doubles; tests switch the wide ones off to compare the SSE2 build with the reference too.
+    Both kernel builds perform the same IEEE operations per point (compression: per resource),
+    so the results are the same doubles; tests switch the wide ones off to compare the SSE2 /
+    scalar build with the reference too.
     """
     return bool(_load().set_wide_vector_kernels(enabled))
 
