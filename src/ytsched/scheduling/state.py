@@ -277,19 +277,32 @@ class TreeState:
         return any(element.limits_violated() for element in self.limited_elements)
 
     def apply_usage_delta(self, op: ScheduledOperation, delta: Vector) -> None:
-        """Live usage of ``op`` (and its ancestors) changed by ``delta``."""
+        """Live usage of ``op`` (and its ancestors) changed by ``delta``.
+
+        Runs for every start and end of an allocation, so it is written out: the operation's
+        new usage is kept for its satisfaction (:meth:`ElementState.update_local_sat`
+        inline), and the regular selector is refreshed only when that satisfaction changed
+        (the same test :meth:`Selector.refresh` starts with); the preemptive selectors' loop
+        runs only for an operation that has places there.  The same additions on the same
+        elements and the same sifts as before."""
         d0, d1, d2, d3, d4 = delta
-        element: ElementState | None = op.element
+        own = op.element
+        u = own.usage
+        usage = (u[0] + d0, u[1] + d1, u[2] + d2, u[3] + d3, u[4] + d4)
+        own.usage = usage
+        element = own.parent
         while element is not None:
             u = element.usage
             element.usage = (u[0] + d0, u[1] + d1, u[2] + d2, u[3] + d3, u[4] + d4)
             element = element.parent
-        op.element.update_local_sat()
-        node = op.element.node
-        if node is not None:
+        sat = own.view.local_satisfaction(usage)
+        own.local_sat = sat
+        node = own.node
+        if node is not None and sat != node.sat:
             self.selector.refresh(node)
-        for preemptive_selector, preemptive_node in op.preemptive_nodes:
-            preemptive_selector.refresh(preemptive_node)
+        if op.preemptive_nodes:
+            for preemptive_selector, preemptive_node in op.preemptive_nodes:
+                preemptive_selector.refresh(preemptive_node)
         if op.graceful:
             self.refresh_eligibility(op)
 
