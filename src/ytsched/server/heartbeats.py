@@ -145,11 +145,10 @@ def _lost_jobs(
     on_node = cluster.jobs.running_on(request.address)
     if not on_node:
         return []
-    reported = set(request.running_job_ids)
-    reported.update(f.job_id for f in finished)
-    if len(reported) >= len(on_node) and on_node <= reported:
-        return []
-    return sorted(on_node - reported)
+    missing = on_node.difference(request.running_job_ids)
+    if missing:
+        missing.difference_update(f.job_id for f in finished)
+    return sorted(missing)
 
 
 def _veto_suspended(cluster: Cluster, response: HeartbeatResponse, now: float) -> HeartbeatResponse:
