@@ -81,15 +81,13 @@ class Node:
             self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
         assert self.reader is not None
         self.writer.write(b"%s%d\r\n\r\n%s" % (self.head, len(body), body))
-        status = await self.reader.readline()
+        # The head in one read (not a line at a time): the client shares the server's cores.
+        head = await self.reader.readuntil(b"\r\n\r\n")
+        status = head[: head.index(b"\r\n")]
         length = 0
-        while True:
-            line = await self.reader.readline()
-            if line in (b"\r\n", b""):
-                break
-            name, _, value = line.decode().partition(":")
-            if name.lower() == "content-length":
-                length = int(value)
+        for line in head.lower().split(b"\r\n"):
+            if line.startswith(b"content-length:"):
+                length = int(line[15:])
         payload = await self.reader.readexactly(length)
         if b" 200 " not in status:
             raise RuntimeError(f"{self.address}: {status!r} {payload[:300]!r}")
