@@ -339,9 +339,9 @@ def main() -> None:
         nodes = [Node(i, "127.0.0.1", port, args.slots) for i in range(args.nodes)]
         server_process, own_process = psutil.Process(server.pid), psutil.Process()
         server_cpu, own_cpu, wall = _cpu(server_process), _cpu(own_process), time.monotonic()
-        # The simulated nodes share the machine with the server: on uvloop they cost about
-        # half the CPU of asyncio's own loop (--client-loop asyncio: as before); the server
-        # sees the same requests either way.
+        # The simulated nodes share the machine with the server: on uvloop they cost ~20%
+        # less CPU than on asyncio's own loop (0.076 against 0.093 ms per heartbeat at 2,000
+        # nodes; --client-loop asyncio: as before); the server sees the same requests.
         loop_factory = uvloop.new_event_loop if args.client_loop == "uvloop" else None
         with asyncio.Runner(loop_factory=loop_factory) as runner:
             latencies, started, seconds = runner.run(
