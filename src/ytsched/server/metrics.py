@@ -69,6 +69,13 @@ class Metrics:
             buckets=LATENCY_BUCKETS,
             registry=self.registry,
         )
+        self.gc_collected = Counter(
+            "ytsched_gc_collected_objects",
+            "Objects the cyclic garbage collector freed (garbage in reference cycles, which"
+            " reference counting cannot free), by generation.",
+            ["generation"],
+            registry=self.registry,
+        )
         self.heartbeats = Counter(
             "ytsched_heartbeats", "Node heartbeats processed.", registry=self.registry
         )
@@ -96,8 +103,10 @@ class Metrics:
         if rebuilt:
             self.update_rebuilds.inc(rebuilt)
 
-    def observe_gc_pause(self, generation: int, seconds: float) -> None:
+    def observe_gc_pause(self, generation: int, seconds: float, collected: int = 0) -> None:
         self.gc_pause_seconds.labels(generation=str(generation)).observe(seconds)
+        if collected:
+            self.gc_collected.labels(generation=str(generation)).inc(collected)
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ytsched.config.base import parse_config
 from ytsched.config.resources import ResourceAmounts
+from ytsched.resources import Vector
 from ytsched.server.errors import ApiError
 from ytsched.store import NodeRow
 
@@ -44,6 +45,27 @@ class NodeTracker:
         self.cluster = cluster
         self.nodes: dict[str, NodeInfo] = {}
         self.user_tags: dict[str, list[str]] = {}
+        self._limits: dict[str, tuple[dict[str, float], dict[str, float], Vector]] = {}
+        """address -> (the limits as last sent, parsed: canonical map, vector); see
+        :meth:`parsed_limits`."""
+
+    def parsed_limits(self, address: str, raw: dict[str, float]) -> tuple[dict[str, float], Vector]:
+        """A heartbeat's ``resource_limits`` validated: canonical names, and as a vector.
+
+        A node sends the same limits every second; validating them through the config model
+        each time was ~4% of the server's time at 2,000 heartbeats a second, so the result
+        for the node's last limits is kept and reused while the node sends an equal map
+        (validation is a function of the map alone).  Invalid limits are never kept: they
+        raise here every time, before the node is touched.  The returned map is shared:
+        callers copy it before keeping it.
+        """
+        cached = self._limits.get(address)
+        if cached is not None and cached[0] == raw:
+            return cached[1], cached[2]
+        limits = parse_config(ResourceAmounts, raw, f"node {address!r}: resource_limits")
+        entry = (dict(raw), limits.as_map(), limits.to_vector(0.0))
+        self._limits[address] = entry
+        return entry[1], entry[2]
 
     def all_tags(self, info: NodeInfo) -> list[str]:
         return sorted(set(info.tags) | set(self.user_tags.get(info.address, ())))

