@@ -394,6 +394,78 @@ def _operation(
     return op
 
 
+def _unchanged(
+    op: ScheduledOperation,
+    entry: TreeOperation,
+    record: OperationRecord,
+    context: tuple[ElementState, tuple[object, ...], list[ElementState]],
+    computed: Element,
+    blob: bytes,
+    fifo_indexes: list[int | None],
+    starvation: dict[str, StarvationState],
+) -> ScheduledOperation | None:
+    """:func:`_operation` for the common case, in one call: ``op`` (the operation's state in
+    the replaced state) made what :func:`_operation` returns, when every input of its template
+    is unchanged, else ``None`` (the caller takes the general path).
+
+    The tests are those of :func:`_current_template` (the record's template has the same
+    settings key and the same packed shares and FIFO index, read from the native result's
+    ``blob`` in place: ``startswith`` at the row's offset compares the same 200 bytes the
+    slice would hold) and of :func:`_operation` (``op`` was built from that template for the
+    same operation, entry and record), with the pool's key by identity (an equal key that is
+    another object takes the general path, which compares by value).  What follows is
+    :func:`live_inputs`, :func:`_reset` and the rest of :func:`_operation`, written out."""
+    template = record.template
+    if template is None or op.template is not template:
+        return None
+    operation = entry.operation
+    parent, pool_key, limited = context
+    key = template.settings.key
+    row = ShareKeys.row(computed)
+    if not (
+        op.entry is entry
+        and op.operation is operation
+        and op.record is record
+        and key[0] is pool_key
+        and key[1] == id(operation.spec)
+        and key[2] == id(entry.resource_limits)
+        and template.fifo_index == fifo_indexes[row]
+        and blob.startswith(template.shares, row * _SHARES_SIZE)
+    ):
+        return None
+    # live_inputs(entry)
+    pending = 0
+    reason: str | None = "not_running"
+    if entry.running and operation.state is OperationState.RUNNING:
+        for task in op.tasks:
+            pending += len(task.waiting)
+        reason = None if pending else "no_pending_allocations"
+    own = starvation.get(operation.id)
+    # _reset(op, parent, own or StarvationState(), reason, pending)
+    element = op.element
+    element.parent = parent
+    element.usage = ZERO
+    element.local_sat = 0.0
+    element.aggressive_starvation_enabled = parent.aggressive_starvation_enabled
+    element.starvation = own if own is not None else StarvationState()
+    element.status = SchedulableStatus.NORMAL
+    element.lowest_starving = None
+    element.lowest_aggressively_starving = None
+    element.schedulable = reason is None
+    if element.children:
+        element.children = []
+    element.node = None
+    element.operation = op
+    op.unschedulable_reason = reason
+    op.pending_allocation_count = pending
+    op.static_priority = PreemptionPriority.NONE
+    op.eligible = False
+    op.preemptive_nodes = []
+    op.limited = [element, *limited] if template.settings.specified_limits is not None else limited
+    record.allocations.publish(template.bounds)
+    return op
+
+
 def live_inputs(entry: TreeOperation) -> tuple[str | None, int]:
     """What an operation's scheduling state reads that heartbeats and requests change between
     two updates without changing the tree's structure: why it may not schedule (``None``,
@@ -567,11 +639,9 @@ def build_tree_state(
     """
     reusable: dict[str, ScheduledOperation] = {}
     known_pool_keys: dict[str, tuple[object, ...]] = {}
-    if previous is not None:
-        previous.dispose()
-        if incremental:
-            reusable = previous.operations
-            known_pool_keys = previous.pool_keys
+    if previous is not None and incremental:
+        reusable = previous.operations
+        known_pool_keys = previous.pool_keys
     pool_keys: dict[str, tuple[object, ...]] = {}
     config = tree.config
     total = result.total_resource_limits
@@ -584,8 +654,11 @@ def build_tree_state(
     contexts: dict[str, tuple[ElementState, tuple[object, ...], list[ElementState]]] = {}
     """Per pool with operations: its element, :func:`_pool_key` and ``limited`` chain."""
     computed_operations = result.operations
+    blob = keys.blob if keys is not None else b""
+    fifo_indexes = keys.fifo_indexes if keys is not None else []
     for entry in tree.operations.values():
-        op_id = entry.operation.id
+        operation = entry.operation
+        op_id = operation.id
         computed = computed_operations.get(op_id)
         if computed is None:
             continue
@@ -605,24 +678,34 @@ def build_tree_state(
             context = (parent, pool_key, limited[pool_name])
             contexts[pool_name] = context
             by_pool[pool_name] = []
-        op = _operation(
-            tree,
-            entry,
-            context[0],
-            context[1],
-            computed,
-            total,
-            starvation.get(op_id),
-            record,
-            filters,
-            context[2],
-            reusable.get(op_id),
-            incremental,
-            keys,
+        old = reusable.get(op_id)
+        op = (
+            _unchanged(old, entry, record, context, computed, blob, fifo_indexes, starvation)
+            if old is not None and keys is not None
+            else None
         )
+        if op is None:
+            op = _operation(
+                tree,
+                entry,
+                context[0],
+                context[1],
+                computed,
+                total,
+                starvation.get(op_id),
+                record,
+                filters,
+                context[2],
+                old,
+                incremental,
+                keys,
+            )
         elements[op_id] = op.element
         operations[op_id] = op
         by_pool[pool_name].append(op)
+    if previous is not None:
+        # After the build: the objects reused from it (``_reset``) are left alone.
+        previous.dispose(keep=operations)
 
     for stale in [name for name in records if name not in operations]:
         records[stale].allocations.publish(None)
