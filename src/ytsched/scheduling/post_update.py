@@ -441,16 +441,14 @@ def _unchanged(
             pending += len(task.waiting)
         reason = None if pending else "no_pending_allocations"
     own = starvation.get(operation.id)
-    # _reset(op, parent, own or StarvationState(), reason, pending)
+    # _reset(op, parent, own or StarvationState(), reason, pending), less the fields that
+    # build_tree_state's later passes assign for every operation whatever they held: usage
+    # and local_sat (_fill_usage), status and the starving pointers (_operation_starvation),
+    # eligible (the selector's activation loop).
     element = op.element
     element.parent = parent
-    element.usage = ZERO
-    element.local_sat = 0.0
     element.aggressive_starvation_enabled = parent.aggressive_starvation_enabled
     element.starvation = own if own is not None else StarvationState()
-    element.status = SchedulableStatus.NORMAL
-    element.lowest_starving = None
-    element.lowest_aggressively_starving = None
     element.schedulable = reason is None
     if element.children:
         element.children = []
@@ -459,7 +457,6 @@ def _unchanged(
     op.unschedulable_reason = reason
     op.pending_allocation_count = pending
     op.static_priority = PreemptionPriority.NONE
-    op.eligible = False
     op.preemptive_nodes = []
     op.limited = [element, *limited] if template.settings.specified_limits is not None else limited
     record.allocations.publish(template.bounds)
