@@ -380,11 +380,13 @@ def _operation(
         starvation = StarvationState()
     if (
         reusable is not None
-        and reusable.template is template
         and reusable.operation is operation
         and reusable.entry is entry
         and reusable.record is record
+        and reusable.template is not None
     ):
+        if reusable.template is not template:
+            _retemplate(reusable, template)
         op = _reset(reusable, parent, starvation, reason, pending)
     else:
         op = _fresh(template, entry, parent, starvation, record, reason, pending)
@@ -523,6 +525,27 @@ def _fresh(
     return op
 
 
+def _retemplate(op: ScheduledOperation, template: OperationTemplate) -> None:
+    """Give ``op`` (built by :func:`_fresh` from another template of the same operation,
+    entry and record) every field :func:`_fresh` takes from ``template``, so that
+    :func:`_reset` then makes it what :func:`_fresh` would build from ``template``: an
+    operation whose shares moved keeps its objects too."""
+    settings = template.settings
+    element = op.element
+    element.view = template.view
+    element.specified_limits = settings.specified_limits
+    element.tolerance = settings.tolerance
+    element.timeout = settings.timeout
+    element.aggressive_preemption_allowed = settings.aggressive_preemption_allowed
+    element.tag_filter = settings.tag_filter
+    element.order_key = template.order_key
+    op.demand = template.demand
+    op.graceful = settings.graceful
+    op.preemption_timeout = settings.preemption_timeout
+    op.graceful_preemption_timeout = settings.graceful_preemption_timeout
+    op.template = template
+
+
 def _reset(
     op: ScheduledOperation,
     parent: ElementState,
@@ -532,7 +555,8 @@ def _reset(
 ) -> ScheduledOperation:
     """The scheduling objects of the disposed state, made what :func:`_fresh` would build.
 
-    The caller checked that ``op`` was built from the same template, operation, entry and
+    The caller checked that ``op`` was built from (or :func:`_retemplate` gave it) the same
+    template, operation, entry and
     record, so every field :func:`_fresh` takes from those holds the same value (templates
     are immutable and nothing assigns those fields after a build; the operation's tasks are
     fixed at its creation).  Every other field, the ones the build, the heartbeats and
