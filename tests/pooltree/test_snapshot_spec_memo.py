@@ -12,7 +12,20 @@ from ytsched.pooltree import PoolTrees, snapshot
 from ytsched.pooltree.operations import OperationState
 
 _ACTIONS = st.tuples(
-    st.sampled_from(["start", "complete", "abort", "fail", "release", "weight", "limits", "pool"]),
+    st.sampled_from(
+        [
+            "start",
+            "complete",
+            "abort",
+            "fail",
+            "release",
+            "weight",
+            "limits",
+            "pool",
+            "swap",
+            "abort_operation",
+        ]
+    ),
     st.integers(min_value=0, max_value=5),
     st.integers(min_value=0, max_value=50),
 )
@@ -54,6 +67,14 @@ def _apply(trees: PoolTrees, action: str, pick: int, value: int, now: float) -> 
         )
     elif action == "pool":
         trees.update_operation_parameters(operation.id, {"pool": "ab"[value % 2]}, now=now)
+    elif action == "swap":
+        # One job ends and another starts: the same running count, other jobs (only the
+        # operation's job change count tells).
+        if running and task.waiting:
+            trees.complete_job(operation.id, running[value % len(running)].id, now=now)
+            operation.start_job(task.name, now, tree="physical")
+    elif action == "abort_operation":
+        trees.abort_operation(operation.id, now=now)
     elif running:
         job = running[value % len(running)]
         getattr(trees, f"{action}_job")(operation.id, job.id, now=now)

@@ -258,6 +258,22 @@ def _spec_inputs(entry: TreeOperation) -> tuple[object, ...]:
     )
 
 
+def _same_inputs(known: tuple[object, ...], entry: TreeOperation) -> bool:
+    """``known == _spec_inputs(entry)``, element by element without building the tuple (the
+    same ``==`` comparisons a tuple comparison makes; most operations' inputs are unchanged
+    at every update, so this runs for almost every operation)."""
+    operation = entry.operation
+    return (
+        known[0] == operation.job_changes
+        and known[1] == len(operation.running_jobs)
+        and known[2] == operation.usage_releases
+        and known[3] == entry.pool.name
+        and known[4] == entry.weight
+        and known[5] == entry.running
+        and known[6] == operation.state
+    )
+
+
 def to_snapshot(
     tree: PoolTree,
     now: float | None,
@@ -287,7 +303,6 @@ def to_snapshot(
         inputs: tuple[object, ...] = ()
         if reuse:
             assert memo is not None and spec_memo is not None
-            inputs = _spec_inputs(entry)
             op_id = operation.id
             known = spec_memo.get(op_id)
             if (
@@ -295,7 +310,7 @@ def to_snapshot(
                 and known[0] is operation
                 and known[1] is entry.resource_limits
                 and known[2] is operation.spec
-                and known[3] == inputs
+                and _same_inputs(known[3], entry)
             ):
                 known_usage = memo.get(op_id)
                 if known_usage is not None and known_usage[0] is operation:
@@ -303,6 +318,8 @@ def to_snapshot(
                     fresh_specs[op_id] = known
                     operations.append(known[4])
                     continue
+        if reuse:
+            inputs = _spec_inputs(entry)
         limits = (
             entry.resource_limits.limits_vector()
             if entry.resource_limits is not None

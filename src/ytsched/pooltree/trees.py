@@ -51,10 +51,21 @@ class Node:
     """``online``, or ``error`` when its tags match several trees."""
     error: str | None = None
 
+    def __setattr__(self, name: str, value: object) -> None:
+        # Every assignment (construction included) counts as a change of some node, so that
+        # PoolTrees.tree_resource_limits can tell that no node changed since its last sum.
+        object.__setattr__(self, name, value)
+        _NODE_CHANGES[0] += 1
+
     @property
     def all_tags(self) -> frozenset[str]:
         """Tags a filter sees: the user tags plus the node's address."""
         return self.tags | {self.address}
+
+
+_NODE_CHANGES = [0]
+"""How many attribute assignments any :class:`Node` had, and nodes registered or unregistered
+(a process-wide count: it only ever grows, so an equal count means nothing changed)."""
 
 
 class PoolTrees:
@@ -70,6 +81,8 @@ class PoolTrees:
         """Operations in :attr:`operations` not in a final state (``max_operation_count``)."""
         self.user_to_default_pool: dict[str, str] = {}
         self.clock = 0.0
+        self._limits_memo: dict[str, tuple[int, Vector]] = {}
+        """Per tree, :meth:`tree_resource_limits` with the node change count it was summed at."""
 
     def _now(self, now: float | None) -> float:
         if now is not None:
@@ -247,6 +260,7 @@ class PoolTrees:
         node = Node(address=address, tags=frozenset(tags), resource_limits=limits.to_vector(0.0))
         self._assign(node, self._filters())
         self.nodes[address] = node
+        _NODE_CHANGES[0] += 1
         return node
 
     def node(self, address: str) -> Node:
@@ -277,12 +291,25 @@ class PoolTrees:
         self.node(address)
         self._abort_jobs_on_node(address, "node unregistered")
         del self.nodes[address]
+        _NODE_CHANGES[0] += 1
 
     def tree_resource_limits(self, name: str) -> Vector:
         """Total resources of the tree: the sum over its online nodes."""
         self.tree(name)
+        # The sum reads the nodes in order and their tree, state and limits alone: with no
+        # node assigned to, registered or unregistered since (_NODE_CHANGES), it is the same.
+        changes = _NODE_CHANGES[0]
+        known = self._limits_memo.get(name)
+        if known is not None and known[0] == changes:
+            return known[1]
+        total = self._sum_limits(name)
+        self._limits_memo[name] = (changes, total)
+        return total
+
+    def _sum_limits(self, name: str) -> Vector:
+        """:meth:`tree_resource_limits` from scratch."""
         # vadd from ZERO written out: the same additions in the same order, without a call
-        # and a tuple per node (this runs over every node at every update).
+        # and a tuple per node.
         t0 = t1 = t2 = t3 = t4 = 0.0
         for node in self.nodes.values():
             if node.tree == name and node.state == "online":

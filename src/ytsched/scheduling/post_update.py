@@ -380,15 +380,86 @@ def _operation(
         starvation = StarvationState()
     if (
         reusable is not None
-        and reusable.template is template
         and reusable.operation is operation
         and reusable.entry is entry
         and reusable.record is record
+        and reusable.template is not None
     ):
+        if reusable.template is not template:
+            _retemplate(reusable, template)
         op = _reset(reusable, parent, starvation, reason, pending)
     else:
         op = _fresh(template, entry, parent, starvation, record, reason, pending)
     element = op.element
+    op.limited = [element, *limited] if template.settings.specified_limits is not None else limited
+    record.allocations.publish(template.bounds)
+    return op
+
+
+def _unchanged(
+    op: ScheduledOperation,
+    entry: TreeOperation,
+    record: OperationRecord,
+    context: tuple[ElementState, tuple[object, ...], list[ElementState]],
+    computed: Element,
+    blob: bytes,
+    fifo_indexes: list[int | None],
+    starvation: dict[str, StarvationState],
+) -> ScheduledOperation | None:
+    """:func:`_operation` for the common case, in one call: ``op`` (the operation's state in
+    the replaced state) made what :func:`_operation` returns, when every input of its template
+    is unchanged, else ``None`` (the caller takes the general path).
+
+    The tests are those of :func:`_current_template` (the record's template has the same
+    settings key and the same packed shares and FIFO index, read from the native result's
+    ``blob`` in place: ``startswith`` at the row's offset compares the same 200 bytes the
+    slice would hold) and of :func:`_operation` (``op`` was built from that template for the
+    same operation, entry and record), with the pool's key by identity (an equal key that is
+    another object takes the general path, which compares by value).  What follows is
+    :func:`live_inputs`, :func:`_reset` and the rest of :func:`_operation`, written out."""
+    template = record.template
+    if template is None or op.template is not template:
+        return None
+    operation = entry.operation
+    parent, pool_key, limited = context
+    key = template.settings.key
+    row = ShareKeys.row(computed)
+    if not (
+        op.entry is entry
+        and op.operation is operation
+        and op.record is record
+        and key[0] is pool_key
+        and key[1] == id(operation.spec)
+        and key[2] == id(entry.resource_limits)
+        and template.fifo_index == fifo_indexes[row]
+        and blob.startswith(template.shares, row * _SHARES_SIZE)
+    ):
+        return None
+    # live_inputs(entry)
+    pending = 0
+    reason: str | None = "not_running"
+    if entry.running and operation.state is OperationState.RUNNING:
+        for task in op.tasks:
+            pending += len(task.waiting)
+        reason = None if pending else "no_pending_allocations"
+    own = starvation.get(operation.id)
+    # _reset(op, parent, own or StarvationState(), reason, pending), less the fields that
+    # build_tree_state's later passes assign for every operation whatever they held: usage
+    # and local_sat (_fill_usage), status and the starving pointers (_operation_starvation),
+    # eligible (the selector's activation loop).
+    element = op.element
+    element.parent = parent
+    element.aggressive_starvation_enabled = parent.aggressive_starvation_enabled
+    element.starvation = own if own is not None else StarvationState()
+    element.schedulable = reason is None
+    if element.children:
+        element.children = []
+    element.node = None
+    element.operation = op
+    op.unschedulable_reason = reason
+    op.pending_allocation_count = pending
+    op.static_priority = PreemptionPriority.NONE
+    op.preemptive_nodes = []
     op.limited = [element, *limited] if template.settings.specified_limits is not None else limited
     record.allocations.publish(template.bounds)
     return op
@@ -454,6 +525,27 @@ def _fresh(
     return op
 
 
+def _retemplate(op: ScheduledOperation, template: OperationTemplate) -> None:
+    """Give ``op`` (built by :func:`_fresh` from another template of the same operation,
+    entry and record) every field :func:`_fresh` takes from ``template``, so that
+    :func:`_reset` then makes it what :func:`_fresh` would build from ``template``: an
+    operation whose shares moved keeps its objects too."""
+    settings = template.settings
+    element = op.element
+    element.view = template.view
+    element.specified_limits = settings.specified_limits
+    element.tolerance = settings.tolerance
+    element.timeout = settings.timeout
+    element.aggressive_preemption_allowed = settings.aggressive_preemption_allowed
+    element.tag_filter = settings.tag_filter
+    element.order_key = template.order_key
+    op.demand = template.demand
+    op.graceful = settings.graceful
+    op.preemption_timeout = settings.preemption_timeout
+    op.graceful_preemption_timeout = settings.graceful_preemption_timeout
+    op.template = template
+
+
 def _reset(
     op: ScheduledOperation,
     parent: ElementState,
@@ -463,7 +555,8 @@ def _reset(
 ) -> ScheduledOperation:
     """The scheduling objects of the disposed state, made what :func:`_fresh` would build.
 
-    The caller checked that ``op`` was built from the same template, operation, entry and
+    The caller checked that ``op`` was built from (or :func:`_retemplate` gave it) the same
+    template, operation, entry and
     record, so every field :func:`_fresh` takes from those holds the same value (templates
     are immutable and nothing assigns those fields after a build; the operation's tasks are
     fixed at its creation).  Every other field, the ones the build, the heartbeats and
@@ -567,11 +660,9 @@ def build_tree_state(
     """
     reusable: dict[str, ScheduledOperation] = {}
     known_pool_keys: dict[str, tuple[object, ...]] = {}
-    if previous is not None:
-        previous.dispose()
-        if incremental:
-            reusable = previous.operations
-            known_pool_keys = previous.pool_keys
+    if previous is not None and incremental:
+        reusable = previous.operations
+        known_pool_keys = previous.pool_keys
     pool_keys: dict[str, tuple[object, ...]] = {}
     config = tree.config
     total = result.total_resource_limits
@@ -584,8 +675,11 @@ def build_tree_state(
     contexts: dict[str, tuple[ElementState, tuple[object, ...], list[ElementState]]] = {}
     """Per pool with operations: its element, :func:`_pool_key` and ``limited`` chain."""
     computed_operations = result.operations
+    blob = keys.blob if keys is not None else b""
+    fifo_indexes = keys.fifo_indexes if keys is not None else []
     for entry in tree.operations.values():
-        op_id = entry.operation.id
+        operation = entry.operation
+        op_id = operation.id
         computed = computed_operations.get(op_id)
         if computed is None:
             continue
@@ -605,24 +699,34 @@ def build_tree_state(
             context = (parent, pool_key, limited[pool_name])
             contexts[pool_name] = context
             by_pool[pool_name] = []
-        op = _operation(
-            tree,
-            entry,
-            context[0],
-            context[1],
-            computed,
-            total,
-            starvation.get(op_id),
-            record,
-            filters,
-            context[2],
-            reusable.get(op_id),
-            incremental,
-            keys,
+        old = reusable.get(op_id)
+        op = (
+            _unchanged(old, entry, record, context, computed, blob, fifo_indexes, starvation)
+            if old is not None and keys is not None
+            else None
         )
+        if op is None:
+            op = _operation(
+                tree,
+                entry,
+                context[0],
+                context[1],
+                computed,
+                total,
+                starvation.get(op_id),
+                record,
+                filters,
+                context[2],
+                old,
+                incremental,
+                keys,
+            )
         elements[op_id] = op.element
         operations[op_id] = op
         by_pool[pool_name].append(op)
+    if previous is not None:
+        # After the build: the objects reused from it (``_reset``) are left alone.
+        previous.dispose(keep=operations)
 
     for stale in [name for name in records if name not in operations]:
         records[stale].allocations.publish(None)
@@ -630,7 +734,7 @@ def build_tree_state(
             del records[stale]
 
     _build_children(tree, pools, root, by_pool, config)
-    _update_starvation(elements, config, now)
+    _update_starvation(elements, config, now, operations)
     starvation.clear()
     for name, element in elements.items():
         if element.parent is not None:
@@ -713,18 +817,79 @@ def _build_children(
         element.schedulable = element.parent is None or bool(children)
 
 
-def _update_starvation(elements: dict[str, ElementState], config: TreeConfig, now: float) -> None:
-    """Statuses and the starvation state machine of every element (``UpdateStarvationStatuses``)."""
+def _update_starvation(
+    elements: dict[str, ElementState],
+    config: TreeConfig,
+    now: float,
+    operations: dict[str, ScheduledOperation] | None = None,
+) -> None:
+    """Statuses and the starvation state machine of every element (``UpdateStarvationStatuses``).
+
+    ``operations``: every operation element of ``elements``, which then follow all the pools
+    (as :func:`build_tree_state` builds them): the pools are done first, then each operation
+    in one step (:func:`_operation_starvation`), since an operation's step reads only itself
+    and its parent's pointers."""
     coefficient = config.allocation_count_preemption_timeout_coefficient
     aggressive_timeout = config.fair_share_aggressive_starvation_timeout / MS
     pool_starvation = config.enable_pool_starvation
-    for element in elements.values():
+    pools = (
+        elements.values()
+        if operations is None
+        else [element for element in elements.values() if not element.is_operation]
+    )
+    for element in pools:
         if element.parent is not None:
             element_starvation(element, now, coefficient, aggressive_timeout, pool_starvation)
     # Elements are in pre-order (parents first), so the parent's pointers are ready.
-    for element in elements.values():
+    for element in pools:
         if element.parent is not None:
             starving_pointers(element)
+    if operations is not None:
+        _operation_starvation(operations, now, coefficient, aggressive_timeout)
+
+
+def _operation_starvation(
+    operations: dict[str, ScheduledOperation],
+    now: float,
+    coefficient: float,
+    aggressive_timeout: float,
+) -> None:
+    """:func:`element_starvation` and :func:`starving_pointers` of every operation element,
+    written out in one loop (the same statuses, the same timeouts computed by the same
+    operations as :func:`scaled_timeouts`, the same state-machine step); its parent's
+    pointers must be set."""
+    non_starving = StarvationStatus.NON_STARVING
+    aggressively_starving = StarvationStatus.AGGRESSIVELY_STARVING
+    normal = SchedulableStatus.NORMAL
+    for op in operations.values():
+        element = op.element
+        template = op.template
+        if not element.schedulable:
+            status = normal
+        elif template is not None:
+            status = template.status
+        else:
+            view = element.view
+            tolerance = operation_tolerance(view, element.tolerance)
+            status = schedulable_status(view, tolerance, view.usage_share)
+        element.status = status
+        timeout, aggressive = element.timeout, aggressive_timeout
+        ratio = op.pending_allocation_count / coefficient
+        if ratio < 1.0:
+            timeout, aggressive = timeout * ratio, aggressive * ratio
+        state = element.starvation
+        check_for_starvation(
+            state, status, now, timeout, aggressive, element.aggressive_starvation_enabled
+        )
+        parent = element.parent
+        assert parent is not None
+        starving = state.status
+        element.lowest_starving = (
+            element if starving is not non_starving else parent.lowest_starving
+        )
+        element.lowest_aggressively_starving = (
+            element if starving is aggressively_starving else parent.lowest_aggressively_starving
+        )
 
 
 def element_starvation(

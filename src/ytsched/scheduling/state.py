@@ -232,17 +232,24 @@ class TreeState:
     ``post_update._pool_key``), handed on to the next state: an unchanged part is passed on
     as the very same object, so that comparing operations' keys finds it by identity."""
 
-    def dispose(self) -> None:
+    def dispose(self, keep: dict[str, ScheduledOperation] | None = None) -> None:
         """Break the reference cycles of a replaced state (parents, selector heaps) so that
         reference counting frees it at once instead of a full garbage collection later, which
-        would otherwise stall some heartbeat for as long as it takes to walk every object."""
-        for _ in self.dispose_in_slices(None):
+        would otherwise stall some heartbeat for as long as it takes to walk every object.
+
+        ``keep``: the operations of the state that replaced this one; those that are the very
+        objects of this one (reused by the build, ``post_update._reset``) and their elements
+        belong to the new state now and are left as they are."""
+        for _ in self.dispose_in_slices(None, keep):
             pass
 
-    def dispose_in_slices(self, per_slice: int | None) -> Iterator[None]:
+    def dispose_in_slices(
+        self, per_slice: int | None, keep: dict[str, ScheduledOperation] | None = None
+    ) -> Iterator[None]:
         """:meth:`dispose` with a ``yield`` after the selectors and after every ``per_slice``
         elements and operations (``None``: no yield), for a caller that serves requests in
         between (nothing reads a replaced state, so its half-disposed state is unobserved)."""
+        kept = keep if keep is not None else {}
         selectors = [self.selector, *self.preemptive_selectors.values()]
         for selector in selectors:
             stack = [selector.root]
@@ -259,6 +266,10 @@ class TreeState:
             yield
         count = 0
         for element in self.elements.values():
+            if element.is_operation:
+                reused = kept.get(element.name)
+                if reused is not None and reused.element is element:
+                    continue
             element.parent = None
             element.children = []
             element.node = None
@@ -269,7 +280,9 @@ class TreeState:
             if count == per_slice:
                 count = 0
                 yield
-        for op in self.operations.values():
+        for name, op in self.operations.items():
+            if kept.get(name) is op:
+                continue
             op.preemptive_nodes = []
             op.limited = []
 
