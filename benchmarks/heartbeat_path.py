@@ -38,18 +38,11 @@ from ytsched.server import heartbeats, operations  # noqa: E402
 from ytsched.server.cluster import Cluster, ServiceConfig  # noqa: E402
 from ytsched.server.models import HeartbeatRequest  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from service import TREES  # noqa: E402  (the same cluster as the service benchmark)
+
 GROUP = 10
 """Heartbeats per group commit."""
-
-TREES = {
-    "default_tree": "default",
-    "pool_trees": {
-        "default": {
-            "config": {"max_running_operation_count_per_pool": 100},
-            "pools": {"a": {"weight": 1}, "b": {"weight": 2}, "c": {"weight": 1}},
-        }
-    },
-}
 
 
 def main() -> None:
