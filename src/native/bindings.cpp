@@ -6,6 +6,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include "flat_input.hpp"
 #include "pool.hpp"
 #include "update.hpp"
 
@@ -96,6 +97,10 @@ NB_MODULE(_native, m) {
     m.attr("IN_I") = static_cast<int>(ytsched::kInI);
     m.attr("OUT_F") = static_cast<int>(ytsched::kOutF);
     m.attr("OUT_I") = static_cast<int>(ytsched::kOutI);
+    m.def("read_flat", &ytsched::read_flat, "pools"_a, "operations"_a, "total"_a, "gpu_only"_a,
+          "gpu_index"_a, "vanilla_gang"_a, "kinds"_a, "in_f"_a, "in_i"_a,
+          "Fill the flat input arrays from a snapshot's pools and operations; None: fall back "
+          "to the Python builder (see flat_input.hpp).");
 #ifdef YTSCHED_SANITIZED
     m.attr("SANITIZED") = true;
 #else

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from collections.abc import Callable
+from collections.abc import Callable, ItemsView, Iterator, Mapping, ValuesView
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
@@ -52,6 +52,31 @@ last item of :func:`run_flat`'s summary holds them in this order."""
 # Output columns (``OutF`` / ``OutI`` in src/native/update.hpp).
 OUT_F = 121
 OUT_I = 6
+# Float result columns: the first of each block (vectors: 5 columns, one per resource).
+OUT_FAIR_SHARE = 0  # 20: strong guarantee, integral guarantee, weight proportional, total
+OUT_FAIR_SHARE_TOTAL = 15
+OUT_PROMISED_GUARANTEE_FAIR_SHARE = 20  # 20, as OUT_FAIR_SHARE
+OUT_LIMITS_SHARE = 40
+OUT_STRONG_GUARANTEE_SHARE = 45
+OUT_PROPOSED_INTEGRAL_SHARE = 50
+OUT_USAGE_SHARE = 55
+OUT_DEMAND_SHARE = 60
+OUT_ESTIMATED_GUARANTEE_SHARE = 65
+OUT_BURST_RATIO = 70
+OUT_TOTAL_BURST_RATIO = 71
+OUT_RESOURCE_FLOW_RATIO = 72
+OUT_TOTAL_RESOURCE_FLOW_RATIO = 73
+OUT_INTEGRAL = 74  # 26: IntegralState's fields in order
+OUT_WEIGHT = 100
+OUT_INFERRED_STRONG_GUARANTEE = 101
+OUT_RESOURCE_USAGE = 106
+OUT_RESOURCE_DEMAND = 111
+OUT_LIMITED_DEMAND_SHARE = 116
+# Int result columns.
+OUT_DOMINANT_RESOURCE = 0  # index into RESOURCE_NAMES
+OUT_FIFO_INDEX = 1  # -1: none
+OUT_EFFECTIVE_FIFO_INDEX = 2  # -1: none
+OUT_FUNCTION_SIZES = 3  # 3 columns; -1: none
 
 
 class NativeEngineError(YtschedError):
@@ -59,6 +84,11 @@ class NativeEngineError(YtschedError):
 
 
 _module: ModuleType | None = None
+
+
+def load_module() -> ModuleType:
+    """The compiled core (``ImportError`` if it cannot be loaded)."""
+    return _load()
 
 
 def _load() -> ModuleType:
@@ -313,8 +343,8 @@ def _lazy_attribute(name: str) -> property:
         try:
             return slot.__get__(self, Element)
         except AttributeError:
-            rows_f, rows_i, _ = self._rows
-            value = build(rows_f[self._row], rows_i[self._row])
+            rows = self._rows
+            value = build(rows.out_f[self._row], rows.out_i[self._row])
             slot.__set__(self, value)
             return value
 
@@ -352,10 +382,6 @@ def _true(element: NativeElement) -> bool:
     return True
 
 
-def _empty_list(element: NativeElement) -> list[Element]:
-    return []
-
-
 def _explicit_guarantee(element: NativeElement) -> dict[int, float]:
     """The pool's configured strong guarantees as ``build_tree`` keeps them (only the GPU one
     under ``use_only_gpu_strong_guarantees``); none for an operation."""
@@ -363,13 +389,12 @@ def _explicit_guarantee(element: NativeElement) -> dict[int, float]:
     if spec is None:
         return {}
     explicit = dict(spec.strong_guarantee_resources)
-    if element._rows[2]:
+    if element._rows.gpu_only:
         explicit = {GPU_INDEX: explicit[GPU_INDEX]} if GPU_INDEX in explicit else {}
     return explicit
 
 
 _DEFAULTED: dict[str, Callable[[NativeElement], Any]] = {
-    "sorted_children": _empty_list,
     "fsbff": _none,
     "mffbs": _none,
     "fsbs": _none,
@@ -383,19 +408,18 @@ class NativeElement(Element):
     """An :class:`Element` whose computed attributes come from the native core's result arrays.
 
     Building every attribute of every element eagerly costs ~8 µs per element in CPython, more
-    than the update itself; most callers read a few attributes of some elements.  The structure
-    (names, specs, parent, children, FIFO order) is built eagerly; each computed attribute is
-    converted when first read and kept, and the engine's working state (functions, sorted
-    children of fair-share pools) gets its default when first read.  Behaves as an ``Element``
-    in every other respect.
+    than the update itself; most callers read a few attributes of some elements.  Elements are
+    created on demand (:class:`ElementsByName`); an element's links (parent, children, FIFO
+    order) are resolved when first read, each computed attribute is converted when first read
+    and kept, and the engine's working state (functions) gets its default when first read.
+    Behaves as an ``Element`` in every other respect.
     """
 
     __slots__ = ("_row", "_rows")
 
     _row: int
-    _rows: tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], bool]
-    """The result arrays, and whether only GPU strong guarantees count (shared by all the
-    elements of one result)."""
+    _rows: _ResultRows
+    """The result arrays and the rest of what all the elements of one result share."""
 
 
 for _name in _LAZY:
@@ -405,75 +429,272 @@ for _name, _default in _DEFAULTED.items():
 del _name, _default
 
 
+class _ResultRows:
+    """What the elements of one native result share: the core's result arrays, the snapshot
+    rows they stand for, and the elements created so far (``None`` until first asked for).
+
+    Elements are created on demand (:meth:`element`), each exactly once, so identity holds as
+    with eagerly built trees (``result.pools[a].parent is result.pools[b]``).  Parents, children
+    and FIFO order are found from the flat input's parent column, also on demand.
+    """
+
+    __slots__ = (
+        "_children",
+        "_order",
+        "elements",
+        "gpu_only",
+        "in_i",
+        "index",
+        "operations",
+        "out_f",
+        "out_i",
+        "pool_count",
+        "pools",
+        "total",
+    )
+
+    def __init__(
+        self,
+        snapshot: TreeSnapshot,
+        flat: FlatTree,
+        out_f: np.ndarray[Any, Any],
+        out_i: np.ndarray[Any, Any],
+    ) -> None:
+        self.out_f = out_f
+        self.out_i = out_i
+        self.gpu_only = snapshot.options.use_only_gpu_strong_guarantees
+        self.in_i = flat.in_i
+        self.pools = snapshot.pools
+        self.operations = snapshot.operations
+        self.pool_count = len(flat.pool_names)
+        self.total = snapshot.total_resource_limits
+        self.index = flat.index
+        self.elements: list[NativeElement | None] = [None] * out_f.shape[0]
+        self._children: tuple[list[int], list[int]] | None = None
+        self._order: list[int] | None = None
+
+    def element(self, row: int) -> NativeElement:
+        """The element of ``row``, created (and kept) on first use."""
+        element = self.elements[row]
+        if element is None:
+            element = self._create(row)
+            self.elements[row] = element
+        return element
+
+    def _create(self, row: int) -> NativeElement:
+        element: NativeElement = NativeElement.__new__(NativeElement)
+        if row < self.pool_count:
+            spec = self.pools[row]
+            root = spec.parent is None
+            element.name = spec.name
+            element.is_operation = False
+            element.is_root = root
+            element.pool = spec
+            element.operation = None
+            element.resource_limits = self.total if root else spec.resource_limits
+            element.is_gang_like = False
+        else:
+            op = self.operations[row - self.pool_count]
+            element.name = op.name
+            element.is_operation = True
+            element.is_root = False
+            element.pool = None
+            element.operation = op
+            element.resource_limits = op.resource_limits
+            element.is_gang_like = bool(self.in_i[row, 15])
+        element._row = row
+        element._rows = self
+        return element
+
+    def parent_row(self, row: int) -> int:
+        return int(self.in_i[row, 0])
+
+    def child_rows(self, row: int) -> list[int]:
+        """The rows naming ``row`` as parent, in row order (``build_tree``'s child order)."""
+        if self._children is None:
+            parents = self.in_i[:, 0]
+            order = np.argsort(parents, kind="stable")
+            counts = np.bincount(parents + 1, minlength=parents.shape[0] + 1)
+            starts = np.zeros(counts.shape[0] + 1, dtype=np.int64)
+            np.cumsum(counts, out=starts[1:])
+            self._children = (order.tolist(), starts.tolist())
+        order_list, starts_list = self._children
+        return order_list[starts_list[row + 1] : starts_list[row + 2]]
+
+    def fifo_order(self) -> list[int]:
+        """Per row, the key FIFO pools sort their children by (effective FIFO index if set)."""
+        if self._order is None:
+            effective = self.out_i[:, 2]
+            self._order = np.where(effective >= 0, effective, self.out_i[:, 1]).tolist()
+        return self._order
+
+
+def _parent(element: NativeElement) -> Element | None:
+    context = element._rows
+    parent = context.parent_row(element._row)
+    return None if parent < 0 else context.element(parent)
+
+
+def _children(element: NativeElement) -> list[Element]:
+    context = element._rows
+    return [context.element(row) for row in context.child_rows(element._row)]
+
+
+def _sorted_children(element: NativeElement) -> list[Element]:
+    """A FIFO pool's children in FIFO order (what the eager build set); otherwise empty."""
+    spec = element.pool
+    if spec is None or spec.mode is not SchedulingMode.FIFO:
+        return []
+    children = element.children
+    if not children:
+        return []
+    order = element._rows.fifo_order()
+    return sorted(children, key=lambda child: order[child._row])  # type: ignore[attr-defined]
+
+
+for _name, _default in (
+    ("parent", _parent),
+    ("children", _children),
+    ("sorted_children", _sorted_children),
+):
+    setattr(NativeElement, _name, _defaulted_attribute(_name, _default))
+del _name, _default
+
+
+class ElementsByName(Mapping[str, Element]):
+    """The pools (or the operations) of a native result by name, in snapshot order.
+
+    Reads like the ``dict`` the reference engine returns; an element is created when first
+    looked up or iterated over, so a caller that reads a few elements pays for those only
+    (building all 110k elements of a 10k-pool tree costs ~0.5 s of CPython).  :meth:`row` gives
+    an element's row in the result arrays (:func:`result_arrays`, columns ``OUT_*``) without
+    creating it.
+    """
+
+    __slots__ = ("_context", "_names", "_start")
+
+    def __init__(self, context: _ResultRows, names: list[str], start: int) -> None:
+        self._context = context
+        self._names = names
+        self._start = start
+
+    def _row(self, name: object) -> int | None:
+        row = self._context.index.get(name)  # type: ignore[call-overload]
+        if row is None or not self._start <= row < self._start + len(self._names):
+            return None
+        return cast(int, row)
+
+    def row(self, name: str) -> int:
+        """The element's row in the result arrays (``KeyError`` if there is none)."""
+        row = self._row(name)
+        if row is None:
+            raise KeyError(name)
+        return row
+
+    def __getitem__(self, name: str) -> Element:
+        row = self._row(name)
+        if row is None:
+            raise KeyError(name)
+        return self._context.element(row)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        row = self._row(name)
+        return default if row is None else self._context.element(row)
+
+    def __contains__(self, name: object) -> bool:
+        return self._row(name) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def _all(self) -> list[NativeElement]:
+        element = self._context.element
+        return [element(row) for row in range(self._start, self._start + len(self._names))]
+
+    def values(self) -> ValuesView[Element]:
+        return _Values(self)
+
+    def items(self) -> ItemsView[str, Element]:
+        return _Items(self)
+
+    def __repr__(self) -> str:
+        return f"ElementsByName({len(self._names)} elements)"
+
+
+class _Values(ValuesView[Element]):
+    _mapping: ElementsByName
+
+    def __iter__(self) -> Iterator[Element]:
+        return iter(self._mapping._all())
+
+
+class _Items(ItemsView[str, Element]):
+    _mapping: ElementsByName
+
+    def __iter__(self) -> Iterator[tuple[str, Element]]:
+        mapping = self._mapping
+        return zip(mapping._names, mapping._all(), strict=True)
+
+
 def _elements(
     snapshot: TreeSnapshot,
     flat: FlatTree,
     out_f: np.ndarray[Any, Any],
     out_i: np.ndarray[Any, Any],
-) -> tuple[Element, dict[str, Element], dict[str, Element]]:
-    """The element tree, linked as ``build_tree`` links it; computed attributes are lazy."""
-    parents = flat.in_i[:, 0].tolist()
-    pool_count = len(snapshot.pools)
-    new = NativeElement.__new__
-    rows = (out_f, out_i, snapshot.options.use_only_gpu_strong_guarantees)
-    total = snapshot.total_resource_limits
-    elements: list[NativeElement] = []
-    append = elements.append
-    fifo_pools: list[NativeElement] = []
-    fifo = SchedulingMode.FIFO
-    index = 0
-    for spec in snapshot.pools:
-        element = new(NativeElement)
-        element.name = spec.name
-        element.is_operation = False
-        element.is_root = spec.parent is None
-        element.pool = spec
-        element.operation = None
-        element.children = []
-        element.resource_limits = total if spec.parent is None else spec.resource_limits
-        element.is_gang_like = False
-        element._row = index
-        element._rows = rows
-        append(element)
-        if spec.mode is fifo:
-            fifo_pools.append(element)
-        index += 1
-    gangs = flat.in_i[pool_count:, 15].tolist()
-    for op, gang in zip(snapshot.operations, gangs, strict=True):
-        element = new(NativeElement)
-        element.name = op.name
-        element.is_operation = True
-        element.is_root = False
-        element.pool = None
-        element.operation = op
-        element.children = []
-        element.resource_limits = op.resource_limits
-        element.is_gang_like = gang != 0
-        element._row = index
-        element._rows = rows
-        append(element)
-        index += 1
-    for element, parent in zip(elements, parents, strict=True):
-        if parent >= 0:
-            owner = elements[parent]
-            element.parent = owner
-            owner.children.append(element)
-        else:
-            element.parent = None
-    effective = out_i[:, 2]
-    order = np.where(effective >= 0, effective, out_i[:, 1]).tolist()
-    for element in fifo_pools:
-        if element.children:
-            element.sorted_children = sorted(
-                element.children,
-                key=lambda child: order[child._row],  # type: ignore[attr-defined]
-            )
-    root = elements[flat.root_index]
-    pools: dict[str, Element] = dict(zip(flat.pool_names, elements[:pool_count], strict=True))
-    operations: dict[str, Element] = dict(
-        zip(flat.operation_names, elements[pool_count:], strict=True)
-    )
-    return root, pools, operations
+) -> tuple[Element, ElementsByName, ElementsByName]:
+    """The root and lazy mappings of the pools and operations (see :class:`ElementsByName`)."""
+    context = _ResultRows(snapshot, flat, out_f, out_i)
+    pools = ElementsByName(context, flat.pool_names, 0)
+    operations = ElementsByName(context, flat.operation_names, context.pool_count)
+    return context.element(flat.root_index), pools, operations
+
+
+def read_all(result: UpdateResult) -> int:
+    """Create every element of ``result`` and read its computed attributes (what an eager
+    mapping cost); returns the number of elements.  For benchmarks and tests."""
+    count = 0
+    for mapping in (result.pools, result.operations):
+        for element in mapping.values():
+            for name in _LAZY:
+                getattr(element, name)
+            element.parent  # noqa: B018 - the read is the point
+            element.children  # noqa: B018
+            element.sorted_children  # noqa: B018
+            count += 1
+    return count
+
+
+def linked_elements(result: UpdateResult) -> list[Element]:
+    """The elements of ``result`` that exist: for a native result, those created so far (the
+    others hold no references to break); for a reference result, all of them."""
+    root = result.root
+    if type(root) is NativeElement:
+        return [element for element in root._rows.elements if element is not None]
+    return [root, *result.pools.values(), *result.operations.values()]
+
+
+def forget_elements(result: UpdateResult) -> None:
+    """Drop a native result's record of its created elements (nothing may read the result
+    afterwards): with their parent and children links cleared (the scheduler's ``_unlink``),
+    reference counting then frees the whole result at once."""
+    root = result.root
+    if type(root) is NativeElement:
+        context = root._rows
+        context.elements = [None] * len(context.elements)
+
+
+def result_arrays(
+    result: UpdateResult,
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]] | None:
+    """The core's result arrays (rows: :meth:`ElementsByName.row`; columns ``OUT_*``), or
+    ``None`` for a reference-engine result."""
+    root = result.root
+    if type(root) is NativeElement:
+        return root._rows.out_f, root._rows.out_i
+    return None
 
 
 # --- exact share keys for the post-update --------------------------------------------------
@@ -512,7 +733,7 @@ class ShareKeys:
         """The result arrays ``element`` reads from, or ``None`` for a Python-engine element."""
         if type(element) is not NativeElement:
             return None
-        return element._rows[0], element._rows[1]
+        return element._rows.out_f, element._rows.out_i
 
     @staticmethod
     def row(element: Element) -> int:
@@ -522,5 +743,5 @@ class ShareKeys:
     def fifo_index(element: Element) -> int | None:
         """``element.fifo_index`` without storing it in the element."""
         native = cast(NativeElement, element)
-        value = int(native._rows[1][native._row, 1])
+        value = int(native._rows.out_i[native._row, 1])
         return None if value < 0 else value

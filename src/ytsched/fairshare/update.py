@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -66,8 +67,8 @@ class UpdateResult:
     """The element tree after the update, with errors; elements are keyed by name."""
 
     root: Element
-    pools: dict[str, Element]
-    operations: dict[str, Element]
+    pools: Mapping[str, Element]
+    operations: Mapping[str, Element]
     errors: list[UpdateError]
     total_resource_limits: Vector
     options: UpdateOptions
