@@ -12,7 +12,10 @@ options YTsaurus's own test uses for it), and ``treegen`` trees of 1k pools / 10
 and without integral (burst and relaxed) pools.  ``run_update`` is timed as callers see it: for
 the native engine that includes building the flat input from the snapshot (with its checks) and
 reading the results back into elements; generating and parsing the snapshot happen before.  The
-three parts are also timed on their own (``flat``, ``core``, ``map`` columns, medians).
+three parts are also timed on their own (``flat``, ``core``, ``map`` columns, medians).  Elements
+are created lazily, when a caller first reads them; ``read all`` times creating every element and
+reading all its attributes (what mapping cost when every element was built eagerly; not part of
+``run_update``).
 
 For scale, the same operations are also given a *floor*: a naive numpy DRF water-filling over
 one flat level (every operation directly under the root, dominant shares equalised by bisection,
@@ -44,7 +47,7 @@ import numpy
 from treegen import generate_tree  # benchmarks/ is on sys.path when this script runs
 from ytsched.fairshare import flat, native
 from ytsched.fairshare.model import TreeSnapshot
-from ytsched.fairshare.update import Engine, run_update
+from ytsched.fairshare.update import Engine, UpdateResult, run_update
 from ytsched.snapshot import parse_snapshot
 from ytsched.yson import loads
 
@@ -134,7 +137,7 @@ class Timing:
     best: float
     median: float
     elements: int
-    parts: tuple[float, float, float] | None  # flat, core, map medians (native only)
+    parts: tuple[float, float, float, float] | None  # flat, core, map, read all (native only)
     floor: float
     steps: list[float] | None = None  # core seconds per step (native.STEPS), medians
     cpu: float = 0.0  # median CPU time of the process (robust when other work shares the cores)
@@ -155,7 +158,7 @@ def _time(snapshot: TreeSnapshot, repeat: int, engine: Engine) -> Timing:
         gc.collect()
     parts = None
     if engine == "native":
-        samples: list[tuple[float, float, float]] = []
+        samples: list[tuple[float, float, float, float]] = []
         step_samples: list[list[float]] = []
         for _ in range(repeat):
             t0 = time.perf_counter()
@@ -164,14 +167,22 @@ def _time(snapshot: TreeSnapshot, repeat: int, engine: Engine) -> Timing:
             out_f, out_i, summary = native.run_flat(tree)
             step_samples.append(list(summary[-1]))
             t2 = time.perf_counter()
-            native._elements(snapshot, tree, out_f, out_i)
+            root, pools, operations = native._elements(snapshot, tree, out_f, out_i)
             t3 = time.perf_counter()
-            samples.append((t1 - t0, t2 - t1, t3 - t2))
+            mapped = UpdateResult(
+                root, pools, operations, [], snapshot.total_resource_limits, snapshot.options
+            )
+            t4 = time.perf_counter()
+            native.read_all(mapped)
+            t5 = time.perf_counter()
+            samples.append((t1 - t0, t2 - t1, t3 - t2, t5 - t4))
+            del root, pools, operations, mapped
             gc.collect()
         parts = (
             statistics.median(s[0] for s in samples),
             statistics.median(s[1] for s in samples),
             statistics.median(s[2] for s in samples),
+            statistics.median(s[3] for s in samples),
         )
     floor = statistics.median(_drf_floor(snapshot) for _ in range(repeat))
     steps = None
@@ -306,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{timing.best * 1000:,.1f} ms",
                 f"{timing.median * 1000:,.1f} ms",
                 f"{timing.cpu * 1000:,.1f} ms",
-                *((f"{p * 1000:,.1f} ms" for p in parts) if parts else ("-", "-", "-")),
+                *((f"{p * 1000:,.1f} ms" for p in parts) if parts else ("-",) * 4),
                 f"{timing.elements / timing.median:,.0f}",
                 f"{timing.floor * 1000:,.1f} ms",
                 f"{timing.median / timing.floor:,.1f}x",
@@ -330,6 +341,7 @@ def main(argv: list[str] | None = None) -> int:
         "flat",
         "core",
         "map",
+        "read all",
         "elements/s",
         "DRF floor",
         "x floor",

@@ -415,8 +415,10 @@ class NativeElement(Element):
     Behaves as an ``Element`` in every other respect.
     """
 
-    __slots__ = ("_row", "_rows")
+    __slots__ = ("_children", "_row", "_rows", "_sorted_children")
 
+    _children: list[Element] | None
+    _sorted_children: list[Element] | None
     _row: int
     _rows: _ResultRows
     """The result arrays and the rest of what all the elements of one result share."""
@@ -504,10 +506,12 @@ class _ResultRows:
             element.is_gang_like = bool(self.in_i[row, 15])
         element._row = row
         element._rows = self
+        element._children = None
+        element._sorted_children = None
+        parent = int(self.in_i[row, 0])
+        # The parent chain is short (the tree's depth) and mostly built already.
+        element.parent = None if parent < 0 else self.element(parent)
         return element
-
-    def parent_row(self, row: int) -> int:
-        return int(self.in_i[row, 0])
 
     def child_rows(self, row: int) -> list[int]:
         """The rows naming ``row`` as parent, in row order (``build_tree``'s child order)."""
@@ -529,12 +533,6 @@ class _ResultRows:
         return self._order
 
 
-def _parent(element: NativeElement) -> Element | None:
-    context = element._rows
-    parent = context.parent_row(element._row)
-    return None if parent < 0 else context.element(parent)
-
-
 def _children(element: NativeElement) -> list[Element]:
     context = element._rows
     return [context.element(row) for row in context.child_rows(element._row)]
@@ -552,13 +550,28 @@ def _sorted_children(element: NativeElement) -> list[Element]:
     return sorted(children, key=lambda child: order[child._row])  # type: ignore[attr-defined]
 
 
-for _name, _default in (
-    ("parent", _parent),
-    ("children", _children),
-    ("sorted_children", _sorted_children),
-):
-    setattr(NativeElement, _name, _defaulted_attribute(_name, _default))
-del _name, _default
+def _link(name: str, build: Callable[[NativeElement], list[Element]]) -> property:
+    """``children`` / ``sorted_children``: built on first read into the private slot ``name``
+    (``None`` until then: a test, where the slot's AttributeError would cost ~1 µs per read)."""
+    private = NativeElement.__dict__[name]
+
+    def get(self: NativeElement) -> list[Element]:
+        value = private.__get__(self, NativeElement)
+        if value is None:
+            value = build(self)
+            private.__set__(self, value)
+        return cast(list[Element], value)
+
+    def set(self: NativeElement, value: list[Element]) -> None:
+        private.__set__(self, value)
+
+    return property(get, set, doc=f"``{name[1:]}``, found from the flat rows on first read.")
+
+
+NativeElement.children = _link("_children", _children)  # type: ignore[assignment,misc]
+NativeElement.sorted_children = _link(  # type: ignore[assignment,misc]
+    "_sorted_children", _sorted_children
+)
 
 
 class ElementsByName(Mapping[str, Element]):
@@ -653,13 +666,12 @@ def _elements(
 
 
 def read_all(result: UpdateResult) -> int:
-    """Create every element of ``result`` and read its computed attributes (what an eager
-    mapping cost); returns the number of elements.  For benchmarks and tests."""
+    """Create every element of ``result`` with its links (parent, children, FIFO order): the
+    work the eager build did for every update; computed attributes stay lazy as they were.
+    Returns the number of elements.  For benchmarks and tests."""
     count = 0
     for mapping in (result.pools, result.operations):
         for element in mapping.values():
-            for name in _LAZY:
-                getattr(element, name)
             element.parent  # noqa: B018 - the read is the point
             element.children  # noqa: B018
             element.sorted_children  # noqa: B018

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from ytsched.config.resources import ResourceAmounts
 from ytsched.config.strategy import StrategyConfig
 from ytsched.errors import YtschedError
+from ytsched.fairshare import native
 from ytsched.fairshare.model import TreeSnapshot
 from ytsched.fairshare.update import UpdateResult
 from ytsched.pooltree.operations import JobState
@@ -949,7 +950,7 @@ def _structure(tree: PoolTree) -> tuple[object, ...]:
 def _unlink_in_slices(result: UpdateResult, per_slice: int | None) -> Iterator[None]:
     """:func:`_unlink` with a ``yield`` after every ``per_slice`` elements (``None``: none)."""
     count = 0
-    for element in (result.root, *result.pools.values(), *result.operations.values()):
+    for element in native.linked_elements(result):
         element.parent = None
         element.children = []
         element.sorted_children = []
@@ -957,6 +958,7 @@ def _unlink_in_slices(result: UpdateResult, per_slice: int | None) -> Iterator[N
         if count == per_slice:
             count = 0
             yield
+    native.forget_elements(result)
 
 
 def _unlink(result: UpdateResult) -> None:
@@ -965,11 +967,14 @@ def _unlink(result: UpdateResult) -> None:
     Nothing reads a result once the next update replaced it; without its cycles, reference
     counting frees it at once.  Otherwise every replaced tree waits for a full garbage
     collection, and those grow with every update until one stalls a heartbeat for seconds.
+    A native result's elements are created on demand: only those that exist are touched, then
+    the result forgets them (its record of them would be a cycle too).
     """
-    for element in (result.root, *result.pools.values(), *result.operations.values()):
+    for element in native.linked_elements(result):
         element.parent = None
         element.children = []
         element.sorted_children = []
+    native.forget_elements(result)
 
 
 def _validate_time(heartbeat: NodeHeartbeat) -> None:
