@@ -126,6 +126,58 @@ bool row_valid(const double* r) {
     return true;
 }
 
+// Exact ``str`` names to rows: open addressing on the strings' own (cached) hashes, equal as
+// Python compares them; ~5x cheaper than a dict of row ints, which callers build only if they
+// look elements up by name.
+class NameTable {
+public:
+    explicit NameTable(size_t count) {
+        size_t capacity = 16;
+        while (capacity < 2 * count) capacity *= 2;
+        mask_ = capacity - 1;
+        slots_.assign(capacity, Entry{nullptr, 0, -1});
+    }
+    // False if an equal name is present already.
+    bool insert(PyObject* name, int32_t row) {
+        const Py_hash_t hash = hash_of(name);
+        for (size_t i = static_cast<size_t>(hash) & mask_;; i = (i + 1) & mask_) {
+            Entry& entry = slots_[i];
+            if (entry.name == nullptr) {
+                entry = Entry{name, hash, row};
+                return true;
+            }
+            if (same(entry, name, hash)) return false;
+        }
+    }
+    // The row of ``name``, or -1.
+    int32_t find(PyObject* name) const {
+        const Py_hash_t hash = hash_of(name);
+        for (size_t i = static_cast<size_t>(hash) & mask_;; i = (i + 1) & mask_) {
+            const Entry& entry = slots_[i];
+            if (entry.name == nullptr) return -1;
+            if (same(entry, name, hash)) return entry.row;
+        }
+    }
+
+private:
+    struct Entry {
+        PyObject* name;  // borrowed: the snapshot's objects outlive the table
+        Py_hash_t hash;
+        int32_t row;
+    };
+    static Py_hash_t hash_of(PyObject* name) {
+        const Py_hash_t hash = PyObject_Hash(name);  // exact str: cached, cannot fail
+        if (hash == -1) throw nb::python_error();
+        return hash;
+    }
+    static bool same(const Entry& entry, PyObject* name, Py_hash_t hash) {
+        if (entry.name == name) return true;
+        return entry.hash == hash && PyUnicode_Compare(entry.name, name) == 0;
+    }
+    std::vector<Entry> slots_;
+    size_t mask_;
+};
+
 struct Kinds {
     PyTypeObject* pool;
     PyTypeObject* operation;
@@ -193,8 +245,8 @@ nb::object read(PyObject* pools, PyObject* operations, PyObject* total_object, b
                o_gang = slot(kinds.operation, "is_gang"),
                o_type = slot(kinds.operation, "operation_type");
 
-    // Names: one dict for all rows (pools first), duplicates found on insertion.
-    nb::object index = owned(PyDict_New());
+    // Names: one table for all rows (pools first), duplicates found on insertion.
+    NameTable names(static_cast<size_t>(rows));
     nb::object pool_names = owned(PyList_New(pool_count));
     nb::object operation_names = owned(PyList_New(operation_count));
     std::vector<int32_t> parent_rows(static_cast<size_t>(rows), -1);
@@ -202,18 +254,12 @@ nb::object read(PyObject* pools, PyObject* operations, PyObject* total_object, b
     Py_ssize_t root = -1;
 
     auto insert = [&](PyObject* name, Py_ssize_t row) {
-        nb::object key = owned(PyLong_FromSsize_t(row));
-        PyObject* present = PyDict_SetDefault(index.ptr(), name, key.ptr());  // borrowed
-        if (present == nullptr) throw nb::python_error();
-        if (present != key.ptr()) throw Fallback{};  // DuplicateElementName
+        if (!names.insert(name, static_cast<int32_t>(row))) throw Fallback{};  // duplicate
     };
     auto row_of = [&](PyObject* name) -> Py_ssize_t {
-        PyObject* found = PyDict_GetItemWithError(index.ptr(), name);  // borrowed
-        if (found == nullptr) {
-            if (PyErr_Occurred()) throw nb::python_error();
-            throw Fallback{};  // UnknownParent
-        }
-        return PyLong_AsSsize_t(found);
+        const int32_t row = names.find(name);
+        if (row < 0) throw Fallback{};  // UnknownParent
+        return row;
     };
 
     for (Py_ssize_t p = 0; p < pool_count; ++p) {
@@ -376,7 +422,7 @@ nb::object read(PyObject* pools, PyObject* operations, PyObject* total_object, b
         r[kInStepEnabled] = 1;
         r[kInGang] = gang;
     }
-    return nb::make_tuple(index, pool_names, operation_names, root);
+    return nb::make_tuple(pool_names, operation_names, root);
 }
 
 }  // namespace

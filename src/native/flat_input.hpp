@@ -15,8 +15,7 @@
 namespace ytsched {
 
 // Fill ``in_f`` (n x kInF) and ``in_i`` (n x kInI), every column of every row, and return
-// ``(index, pool_names, operation_names, root_row)``; ``index`` maps every element name to its
-// row.  ``None``: fall back to the Python builder.  ``kinds`` holds, in order: PoolSpec,
+// ``(pool_names, operation_names, root_row)``.  ``None``: fall back to the Python builder.  ``kinds`` holds, in order: PoolSpec,
 // OperationSpec, IntegralGuarantees, SchedulingMode.FIFO, SchedulingMode.FAIR_SHARE, the three
 // IntegralGuaranteeType members (none, burst, relaxed) and the three FifoSortParameter members
 // (weight, start_time, pending_job_count).

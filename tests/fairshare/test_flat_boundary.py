@@ -46,7 +46,7 @@ def _same_flat(a: flat.FlatTree, b: flat.FlatTree) -> None:
     assert a.pool_names == b.pool_names
     assert a.operation_names == b.operation_names
     assert a.root_index == b.root_index
-    assert a.index == b.index
+    assert a.name_index() == b.name_index()
 
 
 def _read_natively(snapshot: TreeSnapshot) -> bool:

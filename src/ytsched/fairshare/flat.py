@@ -100,8 +100,12 @@ class FlatTree:
     pool_names: list[str]
     operation_names: list[str]
     root_index: int
-    index: dict[str, int]
-    """Every element's name to its row (pools and operations; the names are distinct)."""
+
+    def name_index(self) -> dict[str, int]:
+        """Every element's name to its row (pools, then operations; the names are distinct).
+        Built on request: only callers that look elements up by name pay for it."""
+        names = self.pool_names + self.operation_names
+        return dict(zip(names, range(len(names)), strict=True))
 
 
 def _bad(message: str) -> SnapshotError:
@@ -231,7 +235,7 @@ def build_flat(snapshot: TreeSnapshot) -> FlatTree:
             in_i,
         )
         if read is not None:
-            index, pool_names, operation_names, root = read
+            pool_names, operation_names, root = read
             return FlatTree(
                 in_f=in_f,
                 in_i=in_i,
@@ -240,7 +244,6 @@ def build_flat(snapshot: TreeSnapshot) -> FlatTree:
                 pool_names=pool_names,
                 operation_names=operation_names,
                 root_index=root,
-                index=index,
             )
         del in_f, in_i
     return build_flat_python(snapshot)
@@ -305,7 +308,6 @@ def build_flat_python(snapshot: TreeSnapshot) -> FlatTree:
         pool_names=pool_names,
         operation_names=operation_names,
         root_index=structure.root,
-        index=dict(zip(names, range(n), strict=True)),
     )
 
 

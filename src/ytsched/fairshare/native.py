@@ -444,6 +444,7 @@ class _ResultRows:
         "_children",
         "_order",
         "elements",
+        "flat",
         "gpu_only",
         "in_i",
         "index",
@@ -470,7 +471,8 @@ class _ResultRows:
         self.operations = snapshot.operations
         self.pool_count = len(flat.pool_names)
         self.total = snapshot.total_resource_limits
-        self.index = flat.index
+        self.flat = flat
+        self.index: dict[str, int] | None = None
         self.elements: list[NativeElement | None] = [None] * out_f.shape[0]
         self._children: tuple[list[int], list[int]] | None = None
         self._order: list[int] | None = None
@@ -478,10 +480,20 @@ class _ResultRows:
     def element(self, row: int) -> NativeElement:
         """The element of ``row``, created (and kept) on first use."""
         element = self.elements[row]
-        if element is None:
-            element = self._create(row)
-            self.elements[row] = element
-        return element
+        if element is not None:
+            return element
+        # The element links its parent, so the missing part of its ancestor chain is created
+        # first, top down (a loop: chains of 10k pools exist).
+        missing = [row]
+        parents = self.in_i
+        parent = int(parents[row, 0])
+        while parent >= 0 and self.elements[parent] is None:
+            missing.append(parent)
+            parent = int(parents[parent, 0])
+        for pending in reversed(missing):
+            created = self._create(pending)
+            self.elements[pending] = created
+        return created
 
     def _create(self, row: int) -> NativeElement:
         element: NativeElement = NativeElement.__new__(NativeElement)
@@ -509,8 +521,7 @@ class _ResultRows:
         element._children = None
         element._sorted_children = None
         parent = int(self.in_i[row, 0])
-        # The parent chain is short (the tree's depth) and mostly built already.
-        element.parent = None if parent < 0 else self.element(parent)
+        element.parent = None if parent < 0 else self.elements[parent]  # created before
         return element
 
     def child_rows(self, row: int) -> list[int]:
@@ -592,7 +603,11 @@ class ElementsByName(Mapping[str, Element]):
         self._start = start
 
     def _row(self, name: object) -> int | None:
-        row = self._context.index.get(name)  # type: ignore[call-overload]
+        context = self._context
+        index = context.index
+        if index is None:
+            index = context.index = context.flat.name_index()
+        row = index.get(name)  # type: ignore[call-overload]
         if row is None or not self._start <= row < self._start + len(self._names):
             return None
         return cast(int, row)
@@ -623,7 +638,10 @@ class ElementsByName(Mapping[str, Element]):
     def __len__(self) -> int:
         return len(self._names)
 
+    @without_cyclic_gc
     def _all(self) -> list[NativeElement]:
+        """Every element, created in one go with cyclic collection paused (creating 100k
+        objects would otherwise trigger collections that walk all of them, again and again)."""
         element = self._context.element
         return [element(row) for row in range(self._start, self._start + len(self._names))]
 
@@ -665,6 +683,7 @@ def _elements(
     return context.element(flat.root_index), pools, operations
 
 
+@without_cyclic_gc
 def read_all(result: UpdateResult) -> int:
     """Create every element of ``result`` with its links (parent, children, FIFO order): the
     work the eager build did for every update; computed attributes stay lazy as they were.
