@@ -507,6 +507,9 @@ class _ResultRows:
             element.operation = None
             element.resource_limits = self.total if root else spec.resource_limits
             element.is_gang_like = False
+            element._children = None
+            # Only a FIFO pool sorts its children (on first read); others keep none.
+            element._sorted_children = None if spec.mode is SchedulingMode.FIFO else []
         else:
             op = self.operations[row - self.pool_count]
             element.name = op.name
@@ -516,10 +519,10 @@ class _ResultRows:
             element.operation = op
             element.resource_limits = op.resource_limits
             element.is_gang_like = bool(self.in_i[row, 15])
+            element._children = []  # operations are never parents
+            element._sorted_children = []
         element._row = row
         element._rows = self
-        element._children = None
-        element._sorted_children = None
         parent = int(self.in_i[row, 0])
         element.parent = None if parent < 0 else self.elements[parent]  # created before
         return element
