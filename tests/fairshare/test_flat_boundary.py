@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import random
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -364,3 +365,19 @@ def test_read_all_creates_every_element(document: dict[str, Any], rng: random.Ra
     count = native.read_all(result)
     assert count == len(result.pools) + len(result.operations)
     assert len(native.linked_elements(result)) == count
+
+
+def test_threads_reading_one_result_see_one_element_per_row() -> None:
+    result = run_update(random_snapshot(11))
+    seen: list[list[int]] = []
+
+    def read() -> None:
+        seen.append([id(element) for element in result.operations.values()])
+
+    threads = [threading.Thread(target=read) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all(ids == seen[0] for ids in seen)
+    assert seen[0] == [id(result.operations[name]) for name in result.operations]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import threading
 from collections.abc import Callable, ItemsView, Iterator, Mapping, ValuesView
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
@@ -442,6 +443,7 @@ class _ResultRows:
 
     __slots__ = (
         "_children",
+        "_lock",
         "_order",
         "elements",
         "flat",
@@ -475,6 +477,7 @@ class _ResultRows:
         self.index: dict[str, int] | None = None
         self.elements: list[NativeElement | None] = [None] * out_f.shape[0]
         self._children: tuple[list[int], list[int]] | None = None
+        self._lock = threading.Lock()
         self._order: list[int] | None = None
 
     def element(self, row: int) -> NativeElement:
@@ -482,8 +485,15 @@ class _ResultRows:
         element = self.elements[row]
         if element is not None:
             return element
-        # The element links its parent, so the missing part of its ancestor chain is created
-        # first, top down (a loop: chains of 10k pools exist).
+        with self._lock:  # one element per row even if two threads read the result
+            return self._create_chain(row)
+
+    def _create_chain(self, row: int) -> NativeElement:
+        """Create ``row``'s element and the missing part of its ancestor chain, top down (the
+        element links its parent; a loop, as chains of 10k pools exist)."""
+        existing = self.elements[row]
+        if existing is not None:
+            return existing
         missing = [row]
         parents = self.in_i
         parent = int(parents[row, 0])
