@@ -446,10 +446,10 @@ class _ResultRows:
         "_lock",
         "_order",
         "elements",
-        "flat",
         "gpu_only",
         "in_i",
         "index",
+        "names",
         "operations",
         "out_f",
         "out_i",
@@ -473,7 +473,7 @@ class _ResultRows:
         self.operations = snapshot.operations
         self.pool_count = len(flat.pool_names)
         self.total = snapshot.total_resource_limits
-        self.flat = flat
+        self.names = (flat.pool_names, flat.operation_names)  # not ``flat``: its in_f may go
         self.index: dict[str, int] | None = None
         self.elements: list[NativeElement | None] = [None] * out_f.shape[0]
         self._children: tuple[list[int], list[int]] | None = None
@@ -619,7 +619,9 @@ class ElementsByName(Mapping[str, Element]):
         context = self._context
         index = context.index
         if index is None:
-            index = context.index = context.flat.name_index()
+            pool_names, operation_names = context.names
+            names = pool_names + operation_names
+            index = context.index = dict(zip(names, range(len(names)), strict=True))
         row = index.get(name)  # type: ignore[call-overload]
         if row is None or not self._start <= row < self._start + len(self._names):
             return None
