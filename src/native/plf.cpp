@@ -17,12 +17,14 @@ namespace {
 [[noreturn]] void fail(const std::string& what) { throw EngineError(what); }
 
 // bisect_left(xs, x, lo)
-std::size_t bisect_left(const std::vector<double>& xs, double x, std::size_t lo = 0) {
+template <class XS>
+std::size_t bisect_left(const XS& xs, double x, std::size_t lo = 0) {
     return static_cast<std::size_t>(std::lower_bound(xs.begin() + lo, xs.end(), x) - xs.begin());
 }
 
 // bisect_right(xs, x, lo, hi)
-std::size_t bisect_right(const std::vector<double>& xs, double x, std::size_t lo, std::size_t hi) {
+template <class XS>
+std::size_t bisect_right(const XS& xs, double x, std::size_t lo, std::size_t hi) {
     return static_cast<std::size_t>(
         std::upper_bound(xs.begin() + lo, xs.begin() + hi, x) - xs.begin());
 }
