@@ -205,7 +205,7 @@ namespace {
 using V4 = double __attribute__((vector_size(32)));
 
 // The two run kernels of ``sum_chains``: add one child segment's values to a run of points'
-// totals.  Compiled twice, for the SSE2 baseline and for AVX2 (used when the CPU has it; tests
+// left totals.  Compiled twice, for the SSE2 baseline and for AVX2 (used when the CPU has it; tests
 // switch it off with ``set_wide_vector_kernels`` to check the baseline build too): IEEE
 // addition, subtraction, multiplication and division give the same doubles in any vector lane,
 // and -ffp-contract=off keeps them from being fused, so both builds are exact.
@@ -215,11 +215,7 @@ using V4 = double __attribute__((vector_size(32)));
         for (int r = 0; r < 5; ++r) {                                                            \
             const double v = lv[r];                                                              \
             double* __restrict lt = total + r * count;                                           \
-            double* __restrict rt = total + (5 + r) * count;                                     \
-            for (std::size_t j = k; j < stop; ++j) {                                             \
-                lt[j] += v;                                                                      \
-                rt[j] += v;                                                                      \
-            }                                                                                    \
+            for (std::size_t j = k; j < stop; ++j) lt[j] += v;                                   \
         }                                                                                        \
     }                                                                                            \
     /* ``interpolate_vector(x0, lv, x1, rv, p)`` at every point of the run, four points at a  \
@@ -237,28 +233,22 @@ using V4 = double __attribute__((vector_size(32)));
             const double h = rv[r];                                                              \
             const double d = h - l;                                                              \
             double* __restrict lt = total + r * count + k;                                       \
-            double* __restrict rt = total + (5 + r) * count + k;                                 \
             const V4 lvec = {l, l, l, l};                                                        \
             const V4 hvec = {h, h, h, h};                                                        \
             const V4 dvec = {d, d, d, d};                                                        \
             const V4 half = {0.5, 0.5, 0.5, 0.5};                                                \
             const V4 one = {1.0, 1.0, 1.0, 1.0};                                                 \
             for (std::size_t j = 0; j < whole; j += 4) {                                         \
-                V4 t, a, b;                                                                      \
+                V4 t, a;                                                                         \
                 std::memcpy(&t, frac + j, sizeof t);                                             \
                 const V4 v = t < half ? lvec + dvec * t : hvec - dvec * (one - t);               \
                 std::memcpy(&a, lt + j, sizeof a);                                               \
-                std::memcpy(&b, rt + j, sizeof b);                                               \
                 a += v;                                                                          \
-                b += v;                                                                          \
                 std::memcpy(lt + j, &a, sizeof a);                                               \
-                std::memcpy(rt + j, &b, sizeof b);                                               \
             }                                                                                    \
             for (std::size_t j = whole; j < len; ++j) {                                          \
                 const double t = frac[j];                                                        \
-                const double v = select_double(t < 0.5, l + d * t, h - d * (1.0 - t));           \
-                lt[j] += v;                                                                      \
-                rt[j] += v;                                                                      \
+                lt[j] += select_double(t < 0.5, l + d * t, h - d * (1.0 - t));                   \
             }                                                                                    \
         }                                                                                        \
     }
@@ -302,9 +292,46 @@ bool set_wide_vector_kernels(bool enabled) {
     return g_wide_kernels.exchange(enabled && avx2_available(), std::memory_order_relaxed);
 }
 
+namespace {
+
+// A child's value at ``p`` as the sum's run kernels add it, for a point inside its segment
+// ``[x0, x1]`` (``lv``, ``rv``): ``lv`` on a flat segment, else ``interpolate_vector`` (the
+// kernels' lanes perform exactly these scalar operations).
+inline Vec run_value(double x0, double x1, const Vec& lv, const Vec& rv, double p) {
+    bool flat = true;
+    for (int r = 0; r < 5; ++r) flat &= (rv[r] - lv[r]) == 0.0;
+    if (flat) return lv;
+    const double t = (p - x0) / (x1 - x0);
+    Vec out;
+    for (int r = 0; r < 5; ++r) {
+        const double d = rv[r] - lv[r];
+        out[r] = select_double(t < 0.5, lv[r] + d * t, rv[r] - d * (1.0 - t));
+    }
+    return out;
+}
+
+// Scratch of one thread's sums (sample points and left totals), kept between sums so that
+// every pool does not allocate and fault in fresh pages; buffers grown beyond kKeep doubles
+// (the widest sums of 10k-pool trees) are released after the sum.
+struct SumScratch {
+    std::vector<double> points;
+    std::vector<double> totals;
+    std::vector<std::size_t> jumps;
+};
+constexpr std::size_t kKeepSumScratch = std::size_t{1} << 20;
+
+}  // namespace
+
 // ``plf.sum_functions``: every function sampled at every critical point (left and right limits,
 // ``left_right_limit_at``), added in function order starting from zero.  Sampling and adding are
 // fused: each function is walked once with a cursor and added into the running totals.
+//
+// A function's right limit differs from its left limit only where it has a vertical segment
+// (two points with the same argument); elsewhere both are the same value, added in the same
+// order, so the right total is the left total bit for bit.  The totals are therefore kept for
+// the left limits only, and the right totals are computed in a second pass at the points where
+// some function jumps (about 1% of the points of the generated trees), from +0.0 in function
+// order with the same value expressions: the same doubles as adding both everywhere.
 VChain sum_chains(const std::vector<const VChain*>& chains) {
     if (chains.empty()) fail("sum of no functions");
     double lb = chains[0]->x.front();
@@ -316,7 +343,9 @@ VChain sum_chains(const std::vector<const VChain*>& chains) {
         total += c->x.size();
     }
     if (lb > rb) fail("sum of functions without a common domain");
-    std::vector<double> points;
+    thread_local SumScratch scratch;
+    std::vector<double>& points = scratch.points;
+    points.clear();
     points.reserve(total);
     for (const VChain* c : chains)
         for (double x : c->x)
@@ -324,10 +353,10 @@ VChain sum_chains(const std::vector<const VChain*>& chains) {
     std::sort(points.begin(), points.end());
     points.erase(std::unique(points.begin(), points.end()), points.end());
     const std::size_t count = points.size();
-    // Totals as structure of arrays (left totals of resource r at ``totals[r * count + k]``,
-    // right totals at ``totals[(5 + r) * count + k]``): adding one value to a run of points is
-    // then a unit-stride loop the compiler vectorises.
-    std::vector<double> totals(10 * count, 0.0);
+    // Left totals as structure of arrays (resource r at ``totals[r * count + k]``): adding one
+    // value to a run of points is then a unit-stride loop the compiler vectorises.
+    std::vector<double>& totals = scratch.totals;
+    totals.assign(5 * count, 0.0);
     // Blocks of points, every function within a block: each point still gets the functions in
     // function order, but the block's totals stay in cache while the functions pass over them
     // (a wide pool's sum is children x points additions).
@@ -342,8 +371,7 @@ VChain sum_chains(const std::vector<const VChain*>& chains) {
         double* const total = totals.data();
         const double* const pts = points.data();
         const RunKernels kernels = current_run_kernels();
-        std::vector<double> fractions(kBlock);
-        double* const frac = fractions.data();
+        double fractions[kBlock];
         for (std::size_t begin = from; begin < to; begin += kBlock) {
             const std::size_t end = std::min(to, begin + kBlock);
             for (std::size_t c = 0; c < chains.size(); ++c) {
@@ -363,11 +391,7 @@ VChain sum_chains(const std::vector<const VChain*>& chains) {
                     const double x = xs[i];
                     if (x == p) {
                         const Vec& left = ys[i];
-                        const Vec& right = (i + 1 < n && xs[i + 1] == p) ? ys[i + 1] : ys[i];
-                        for (int r = 0; r < 5; ++r) {
-                            total[r * count + k] += left[r];
-                            total[(5 + r) * count + k] += right[r];
-                        }
+                        for (int r = 0; r < 5; ++r) total[r * count + k] += left[r];
                         ++k;
                         continue;
                     }
@@ -385,7 +409,7 @@ VChain sum_chains(const std::vector<const VChain*>& chains) {
                     if (flat) {
                         kernels.flat(total, count, k, stop, lv);
                     } else {
-                        kernels.sloped(total, count, pts, k, stop, xs[i - 1], x, lv, rv, frac);
+                        kernels.sloped(total, count, pts, k, stop, xs[i - 1], x, lv, rv, fractions);
                     }
                     k = stop;
                 }
@@ -414,14 +438,65 @@ VChain sum_chains(const std::vector<const VChain*>& chains) {
     } else {
         sum_range(0, count);
     }
-    std::vector<Vec> left_total(count), right_total(count);
-    for (std::size_t k = 0; k < count; ++k)
-        for (int r = 0; r < 5; ++r) {
-            left_total[k][r] = totals[r * count + k];
-            right_total[k][r] = totals[(5 + r) * count + k];
+    // The points where some function has a vertical segment (both of its points are sample
+    // points: the domain's bounds are sample points too), in increasing order.
+    std::vector<std::size_t>& jumps = scratch.jumps;
+    jumps.clear();
+    for (const VChain* c : chains) {
+        const auto& xs = c->x;
+        for (std::size_t j = 1; j < xs.size(); ++j) {
+            const double x = xs[j];
+            if (x == xs[j - 1] && lb <= x && x <= rb)
+                jumps.push_back(static_cast<std::size_t>(
+                    std::lower_bound(points.begin(), points.end(), x) - points.begin()));
         }
-    totals = std::vector<double>();
-    return build_from_limits(points, left_total, right_total);
+    }
+    std::vector<Vec> right_at_jumps;
+    if (!jumps.empty()) {
+        std::sort(jumps.begin(), jumps.end());
+        jumps.erase(std::unique(jumps.begin(), jumps.end()), jumps.end());
+        right_at_jumps.assign(jumps.size(), kZero);
+        for (const VChain* c : chains) {
+            const auto& xs = c->x;
+            const auto& ys = c->y;
+            const std::size_t n = xs.size();
+            std::size_t i = 0;
+            for (std::size_t q = 0; q < jumps.size(); ++q) {
+                const double p = points[jumps[q]];
+                while (xs[i] < p) ++i;  // the first pass checked every point is in the domain
+                Vec value;
+                if (xs[i] == p) {
+                    value = (i + 1 < n && xs[i + 1] == p) ? ys[i + 1] : ys[i];
+                } else {
+                    value = run_value(xs[i - 1], xs[i], ys[i - 1], ys[i], p);
+                }
+                Vec& sum = right_at_jumps[q];
+                for (int r = 0; r < 5; ++r) sum[r] += value[r];
+            }
+        }
+    }
+    // ``build_from_limits`` on the totals: (left, right) at every point through the merge rule.
+    VChain out;
+    out.x.reserve(2 * count);
+    out.y.reserve(2 * count);
+    const double* t = totals.data();
+    std::size_t next_jump = 0;
+    for (std::size_t k = 0; k < count; ++k) {
+        const Vec left{t[k], t[count + k], t[2 * count + k], t[3 * count + k], t[4 * count + k]};
+        Vec right = left;
+        if (next_jump < jumps.size() && jumps[next_jump] == k) right = right_at_jumps[next_jump++];
+        if (k == 0) {
+            out.x.assign({points[0], points[0]});
+            out.y.assign({left, right});
+        } else {
+            push_point(out.x, out.y, points[k], left);
+            push_point(out.x, out.y, points[k], right);
+        }
+    }
+    // ``Builder.finish`` of a one-point function keeps the point segment.
+    if (totals.capacity() > kKeepSumScratch) totals = std::vector<double>();
+    if (points.capacity() > kKeepSumScratch) points = std::vector<double>();
+    return out;
 }
 
 void ImprovedParts::shares(double fit_factor, std::vector<Vec>& out) const {
