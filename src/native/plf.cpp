@@ -4,6 +4,7 @@
 #include "pool.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <cstring>
 #include <limits>
@@ -93,19 +94,34 @@ VChain constant_chain(double lb, double rb, const Vec& value) {
 // ``functions._operation_fsbff`` through the merge rule.
 VChain operation_fsbff(const Vec& usage, const Vec& demand, bool step) {
     VChain c;
+    operation_fsbff(usage, demand, step, c);
+    return c;
+}
+
+void operation_fsbff(const Vec& usage, const Vec& demand, bool step, VChain& c) {
+    // At most seven points (0, five usage fit factors, 2): the workspace chain keeps that room
+    // from one operation to the next, so building it allocates nothing.
+    c.x.clear();
+    c.y.clear();
+    c.x.reserve(8);
+    c.y.reserve(8);
     if (step) {
-        if (demand == kZero) return constant_chain(0.0, 2.0, kZero);
-        c.x = {0.0, 1.0, 1.0, 2.0};
-        c.y = {kZero, kZero, demand, demand};
-        return c;
+        if (demand == kZero) {
+            c.x.assign({0.0, 2.0});
+            c.y.assign({kZero, kZero});
+            return;
+        }
+        c.x.assign({0.0, 1.0, 1.0, 2.0});
+        c.y.assign({kZero, kZero, demand, demand});
+        return;
     }
     const double max_usage = vmaxcomp(usage);
     if (max_usage == 0.0) {
-        c.x = {0.0, 1.0};
-        c.y = {kZero, kZero};
+        c.x.assign({0.0, 1.0});
+        c.y.assign({kZero, kZero});
     } else {
-        c.x = {0.0};
-        c.y = {kZero};
+        c.x.push_back(0.0);
+        c.y.push_back(kZero);
         double previous = 0.0;
         Vec sorted = usage;
         std::stable_sort(sorted.begin(), sorted.end());
@@ -118,7 +134,6 @@ VChain operation_fsbff(const Vec& usage, const Vec& demand, bool step) {
         }
     }
     push_point(c.x, c.y, 2.0, demand);
-    return c;
 }
 
 // ``fsbs.scale_argument(scale).extend_right(1.0)``; a function that neither changes is returned
@@ -333,6 +348,12 @@ constexpr std::size_t kKeepSumScratch = std::size_t{1} << 20;
 // some function jumps (about 1% of the points of the generated trees), from +0.0 in function
 // order with the same value expressions: the same doubles as adding both everywhere.
 VChain sum_chains(const std::vector<const VChain*>& chains) {
+    VChain out;
+    sum_chains(chains, out);
+    return out;
+}
+
+void sum_chains(const std::vector<const VChain*>& chains, VChain& out) {
     if (chains.empty()) fail("sum of no functions");
     double lb = chains[0]->x.front();
     double rb = chains[0]->x.back();
@@ -476,7 +497,8 @@ VChain sum_chains(const std::vector<const VChain*>& chains) {
         }
     }
     // ``build_from_limits`` on the totals: (left, right) at every point through the merge rule.
-    VChain out;
+    out.x.clear();
+    out.y.clear();
     out.x.reserve(2 * count);
     out.y.reserve(2 * count);
     const double* t = totals.data();
@@ -496,7 +518,6 @@ VChain sum_chains(const std::vector<const VChain*>& chains) {
     // ``Builder.finish`` of a one-point function keeps the point segment.
     if (totals.capacity() > kKeepSumScratch) totals = std::vector<double>();
     if (points.capacity() > kKeepSumScratch) points = std::vector<double>();
-    return out;
 }
 
 void ImprovedParts::shares(double fit_factor, std::vector<Vec>& out) const {
@@ -864,12 +885,14 @@ void pointwise_min(const SChain& A, const SChain& B, SChain& out) {
     bool first = true;
     while (true) {
         double la, ra, lbv, rbv;
+        bool jump = false;  // whether either chain has a vertical segment at p
         const double xa = ax[ia];
         if (xa == p) {
             la = ay[ia];
             if (ia + 1 < na && ax[ia + 1] == p) {
                 ra = ay[ia + 1];
                 ia += 2;
+                jump = true;
             } else {
                 ra = la;
                 ia += 1;
@@ -883,6 +906,7 @@ void pointwise_min(const SChain& A, const SChain& B, SChain& out) {
             if (ib + 1 < nb && bx[ib + 1] == p) {
                 rbv = by[ib + 1];
                 ib += 2;
+                jump = true;
             } else {
                 rbv = lbv;
                 ib += 1;
@@ -909,8 +933,12 @@ void pointwise_min(const SChain& A, const SChain& B, SChain& out) {
                     }
                 }
             }
-            w.push(p, la < lbv ? la : lbv);
-            w.push(p, ra < rbv ? ra : rbv);
+            const double left = la < lbv ? la : lbv;
+            w.push(p, left);
+            // Without a jump the right limits are the left ones (``ra = la``, ``rbv = lbv``), and
+            // pushing the point just pushed again changes nothing (the merge rule leaves the
+            // last point equal to the one pushed) unless its value is a NaN.
+            if (jump || left != left) w.push(p, ra < rbv ? ra : rbv);
         }
         if (p >= rb) {
             out.x.resize(w.n);
@@ -1009,13 +1037,23 @@ void compose(const VChain& F, const SChain& M, Workspace& w, VChain& c) {
         const double rb = fx[jr];
         return lb == rb ? fv[jr] : interpolate_vector(lb, fv[jr - 1], rb, fv[jr], v);
     };
+    // The value just emitted as a left value, and the argument and segment it was computed for:
+    // ``left_value`` of the same argument, or ``right_value`` of it on the same non-vertical
+    // segment (``jr == jl``), is the same interpolation of the same doubles, so it is reused
+    // instead of computed again.
     bool have_px = false;
     double previous_x = 0.0;
+    Vec last_left{};
+    double last_v = 0.0;
+    bool have_left = false;
     for (std::size_t k = 0; k < count; ++k) {
         const double x = points[k].first;
         const double v = points[k].second;
         if (!have_px || x != previous_x) {
-            emit(x, left_value(v));
+            last_left = left_value(v);
+            last_v = v;
+            have_left = true;
+            emit(x, last_left);
             previous_x = x;
             have_px = true;
         }
@@ -1027,7 +1065,19 @@ void compose(const VChain& F, const SChain& M, Workspace& w, VChain& c) {
             if (following.first == x) continue;
             right_limit = following.second > v;
         }
-        emit(x, right_limit ? right_value(v) : left_value(v));
+        const bool same_v = have_left && v == last_v && std::signbit(v) == std::signbit(last_v);
+        if (right_limit) {
+            while (jr < nf - 1 && fx[jr] <= v) ++jr;
+            if (same_v && jr == jl && fx[jl - 1] != fx[jl]) {
+                emit(x, last_left);
+            } else {
+                emit(x, right_value(v));
+            }
+        } else if (same_v) {
+            emit(x, last_left);
+        } else {
+            emit(x, left_value(v));
+        }
     }
     c.x.resize(out.n);
     c.y.resize(out.n);

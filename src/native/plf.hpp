@@ -212,8 +212,12 @@ double inverse_lower_bound(double lo, double hi, Pred&& predicate) {
 // --- function construction ------------------------------------------------------------------
 
 VChain operation_fsbff(const Vec& usage, const Vec& demand, bool step);
+// Into ``out`` (its buffers are reused: a workspace chain).
+void operation_fsbff(const Vec& usage, const Vec& demand, bool step, VChain& out);
 const VChain* scale_and_extend(const VChain& f, double scale, VChain& scratch);
 VChain sum_chains(const std::vector<const VChain*>& chains);
+// Into ``out`` (its buffers are reused: a workspace chain).
+void sum_chains(const std::vector<const VChain*>& chains, VChain& out);
 
 // Sums of at least this many (sample point x function) pairs split their points over the
 // engine's threads (pool.hpp; exact: each point's total depends only on that point). Default
@@ -251,6 +255,7 @@ struct Workspace {
     std::vector<std::pair<double, double>> points;
     VChain composed;
     VChain compressed;
+    VChain fsbff;  // the element's FSBFF (operations and pool sums build into it)
 };
 
 // The result is allocated to its exact size (it is kept until the distribution).

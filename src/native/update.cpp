@@ -681,15 +681,16 @@ public:
         Element& el = e_[index];
         el.has_parts = false;
         auto start = std::chrono::steady_clock::now();
-        VChain fsbff;
+        VChain& fsbff = ctx.workspace.fsbff;
         if (el.is_op) {
-            fsbff = operation_fsbff(el.usage_share, el.demand_share, uses_step_function(el));
+            operation_fsbff(el.usage_share, el.demand_share, uses_step_function(el), fsbff);
         } else if (el.fifo) {
             std::vector<const VChain*> chains;
             for (int c : el.sorted) chains.push_back(&e_[c].fsbs);
             fsbff = fifo_fsbff(chains, o_.fast_fifo);
         } else if (el.children.empty()) {
-            fsbff = constant_chain(0.0, 1.0, kZero);
+            fsbff.x.assign({0.0, 1.0});
+            fsbff.y.assign({kZero, kZero});
         } else {
             const double min_weight = min_child_weight(el);
             std::vector<VChain> scratch(el.children.size());
@@ -702,7 +703,7 @@ public:
                 fsbff = improved_sum(scaled, el.parts);
                 el.has_parts = true;
             } else {
-                fsbff = sum_chains(scaled);
+                sum_chains(scaled, fsbff);
             }
         }
         auto next = std::chrono::steady_clock::now();
