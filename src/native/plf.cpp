@@ -37,6 +37,45 @@ double segment_value(double x0, double y0, double x1, double y1, double m) {
 
 }  // namespace
 
+namespace {
+
+// A scalar chain under construction in preallocated arrays: ``push`` is ``push_point`` (the
+// merge rule) on (x[0, n), y[0, n)), with the size kept in a register instead of a vector's end.
+template <class T>
+struct RawChain {
+    double* x;
+    T* y;
+    std::size_t n;
+    void append(double px, const T& py) {
+        x[n] = px;
+        y[n] = py;
+        ++n;
+    }
+    [[gnu::always_inline]] void push(double px, const T& py) {
+        const double lx = x[n - 1];
+        const T ly = y[n - 1];
+        if (px == lx) {
+            if (py == ly) return;
+            if (x[n - 2] == lx) {
+                y[n - 1] = py;
+                return;
+            }
+        } else if (py == ly) {
+            if (y[n - 2] == ly) {
+                x[n - 1] = px;
+                return;
+            }
+        } else if (x[n - 2] == lx && y[n - 2] == ly) {
+            x[n - 1] = px;
+            y[n - 1] = py;
+            return;
+        }
+        append(px, py);
+    }
+};
+
+}  // namespace
+
 // ``PLF.value_at``: the left limit.
 Vec value_at(const VChain& f, double x) {
     const std::size_t j = bisect_left(f.x, x, 1);
@@ -496,25 +535,32 @@ void sum_chains(const std::vector<const VChain*>& chains, VChain& out) {
             }
         }
     }
-    // ``build_from_limits`` on the totals: (left, right) at every point through the merge rule.
-    out.x.clear();
-    out.y.clear();
-    out.x.reserve(2 * count);
-    out.y.reserve(2 * count);
+    // ``build_from_limits`` on the totals: (left, right) at every point through the merge rule,
+    // written through raw pointers into room for two points per sample point.  Away from the
+    // jumps the right limit is the left one, just pushed, which the merge rule ignores (the
+    // last point equals it) unless it holds a NaN: only jumps and NaNs push a second point.
+    const std::size_t bound = 2 * count;
+    if (out.x.size() < bound) {
+        out.x.resize(bound);
+        out.y.resize(bound);
+    }
+    RawChain<Vec> w{out.x.data(), out.y.data(), 0};
     const double* t = totals.data();
     std::size_t next_jump = 0;
     for (std::size_t k = 0; k < count; ++k) {
         const Vec left{t[k], t[count + k], t[2 * count + k], t[3 * count + k], t[4 * count + k]};
-        Vec right = left;
-        if (next_jump < jumps.size() && jumps[next_jump] == k) right = right_at_jumps[next_jump++];
+        const bool jump = next_jump < jumps.size() && jumps[next_jump] == k;
+        const Vec& right = jump ? right_at_jumps[next_jump++] : left;
         if (k == 0) {
-            out.x.assign({points[0], points[0]});
-            out.y.assign({left, right});
+            w.append(points[0], left);
+            w.append(points[0], right);
         } else {
-            push_point(out.x, out.y, points[k], left);
-            push_point(out.x, out.y, points[k], right);
+            w.push(points[k], left);
+            if (jump || !(left == left)) w.push(points[k], right);
         }
     }
+    out.x.resize(w.n);
+    out.y.resize(w.n);
     // ``Builder.finish`` of a one-point function keeps the point segment.
     if (totals.capacity() > kKeepSumScratch) totals = std::vector<double>();
     if (points.capacity() > kKeepSumScratch) points = std::vector<double>();
@@ -625,44 +671,6 @@ VChain fifo_fsbff(const std::vector<const VChain*>& chains, bool fast) {
     return sum_chains(ptrs);
 }
 
-namespace {
-
-// A scalar chain under construction in preallocated arrays: ``push`` is ``push_point`` (the
-// merge rule) on (x[0, n), y[0, n)), with the size kept in a register instead of a vector's end.
-template <class T>
-struct RawChain {
-    double* x;
-    T* y;
-    std::size_t n;
-    void append(double px, const T& py) {
-        x[n] = px;
-        y[n] = py;
-        ++n;
-    }
-    [[gnu::always_inline]] void push(double px, const T& py) {
-        const double lx = x[n - 1];
-        const T ly = y[n - 1];
-        if (px == lx) {
-            if (py == ly) return;
-            if (x[n - 2] == lx) {
-                y[n - 1] = py;
-                return;
-            }
-        } else if (py == ly) {
-            if (y[n - 2] == ly) {
-                x[n - 1] = px;
-                return;
-            }
-        } else if (x[n - 2] == lx && y[n - 2] == ly) {
-            x[n - 1] = px;
-            y[n - 1] = py;
-            return;
-        }
-        append(px, py);
-    }
-};
-
-}  // namespace
 
 namespace {
 
@@ -971,10 +979,12 @@ void compose(const VChain& F, const SChain& M, Workspace& w, VChain& c) {
     const auto& fv = F.y;
     const auto& mx = M.x;
     const auto& my = M.y;
+    // The sample points are M's points plus, rarely, points where M reaches one of F's
+    // breakpoints between two of its own: those are collected first, and only when there are
+    // any are all points gathered into pairs and sorted (as the reference's sorted set);
+    // otherwise M's own arrays are the sample points, already in order, and nothing is copied.
     auto& points = w.points;
     points.clear();
-    points.reserve(mx.size() + fx.size());
-    for (std::size_t k = 0; k < mx.size(); ++k) points.emplace_back(mx[k], my[k]);
     const double lo = my.front();
     const double hi = my.back();
     const std::size_t n = my.size();
@@ -995,13 +1005,31 @@ void compose(const VChain& F, const SChain& M, Workspace& w, VChain& c) {
         const double x1 = mx[i + 1];
         if (x0 != x1 && y0 != y1) points.emplace_back(interpolate(y0, x0, y1, x1, value), value);
     }
-    if (points.size() > n) std::sort(points.begin(), points.end());
+    const double* sample_x = mx.data();
+    const double* sample_v = my.data();
+    std::size_t count = n;
+    if (!points.empty()) {
+        points.reserve(n + points.size());
+        for (std::size_t k = 0; k < n; ++k) points.emplace_back(mx[k], my[k]);
+        std::sort(points.begin(), points.end());
+        count = points.size();
+        if (w.sx.size() < count) {
+            w.sx.resize(count);
+            w.sy.resize(count);
+        }
+        for (std::size_t k = 0; k < count; ++k) {
+            w.sx[k] = points[k].first;
+            w.sy[k] = points[k].second;
+        }
+        sample_x = w.sx.data();
+        sample_v = w.sy.data();
+    }
 
     // The composed points go straight into the result through the merge rule (the first two
     // as they are, like ``Builder``), without a buffer of the raw points in between.
     // At most two points per sample point: written through raw pointers (``RawChain``) into
     // buffers sized for that, then cut to the result's size.
-    const std::size_t bound = points.size() * 2 + 2;
+    const std::size_t bound = count * 2 + 2;
     if (c.x.size() < bound) {
         c.x.resize(bound);
         c.y.resize(bound);
@@ -1015,7 +1043,6 @@ void compose(const VChain& F, const SChain& M, Workspace& w, VChain& c) {
             out.push(x, y);
         }
     };
-    const std::size_t count = points.size();
     const std::size_t nf = fx.size();
     // ``value_at(F, v)`` and ``right_limit_at(F, v)`` with cursors: the inner function is
     // non-decreasing, so ``v`` never decreases along ``points`` and the indices the binary
@@ -1047,8 +1074,8 @@ void compose(const VChain& F, const SChain& M, Workspace& w, VChain& c) {
     double last_v = 0.0;
     bool have_left = false;
     for (std::size_t k = 0; k < count; ++k) {
-        const double x = points[k].first;
-        const double v = points[k].second;
+        const double x = sample_x[k];
+        const double v = sample_v[k];
         if (!have_px || x != previous_x) {
             last_left = left_value(v);
             last_v = v;
@@ -1061,9 +1088,8 @@ void compose(const VChain& F, const SChain& M, Workspace& w, VChain& c) {
         if (k + 1 == count) {
             right_limit = false;
         } else {
-            const auto& following = points[k + 1];
-            if (following.first == x) continue;
-            right_limit = following.second > v;
+            if (sample_x[k + 1] == x) continue;
+            right_limit = sample_v[k + 1] > v;
         }
         const bool same_v = have_left && v == last_v && std::signbit(v) == std::signbit(last_v);
         if (right_limit) {
