@@ -4,6 +4,7 @@
 #include "pool.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <cstring>
 #include <limits>
@@ -17,12 +18,14 @@ namespace {
 [[noreturn]] void fail(const std::string& what) { throw EngineError(what); }
 
 // bisect_left(xs, x, lo)
-std::size_t bisect_left(const std::vector<double>& xs, double x, std::size_t lo = 0) {
+template <class XS>
+std::size_t bisect_left(const XS& xs, double x, std::size_t lo = 0) {
     return static_cast<std::size_t>(std::lower_bound(xs.begin() + lo, xs.end(), x) - xs.begin());
 }
 
 // bisect_right(xs, x, lo, hi)
-std::size_t bisect_right(const std::vector<double>& xs, double x, std::size_t lo, std::size_t hi) {
+template <class XS>
+std::size_t bisect_right(const XS& xs, double x, std::size_t lo, std::size_t hi) {
     return static_cast<std::size_t>(
         std::upper_bound(xs.begin() + lo, xs.begin() + hi, x) - xs.begin());
 }
@@ -31,6 +34,45 @@ double segment_value(double x0, double y0, double x1, double y1, double m) {
     if (x0 == x1) return y0;
     return interpolate(x0, y0, x1, y1, m);
 }
+
+}  // namespace
+
+namespace {
+
+// A scalar chain under construction in preallocated arrays: ``push`` is ``push_point`` (the
+// merge rule) on (x[0, n), y[0, n)), with the size kept in a register instead of a vector's end.
+template <class T>
+struct RawChain {
+    double* x;
+    T* y;
+    std::size_t n;
+    void append(double px, const T& py) {
+        x[n] = px;
+        y[n] = py;
+        ++n;
+    }
+    [[gnu::always_inline]] void push(double px, const T& py) {
+        const double lx = x[n - 1];
+        const T ly = y[n - 1];
+        if (px == lx) {
+            if (py == ly) return;
+            if (x[n - 2] == lx) {
+                y[n - 1] = py;
+                return;
+            }
+        } else if (py == ly) {
+            if (y[n - 2] == ly) {
+                x[n - 1] = px;
+                return;
+            }
+        } else if (x[n - 2] == lx && y[n - 2] == ly) {
+            x[n - 1] = px;
+            y[n - 1] = py;
+            return;
+        }
+        append(px, py);
+    }
+};
 
 }  // namespace
 
@@ -91,19 +133,34 @@ VChain constant_chain(double lb, double rb, const Vec& value) {
 // ``functions._operation_fsbff`` through the merge rule.
 VChain operation_fsbff(const Vec& usage, const Vec& demand, bool step) {
     VChain c;
+    operation_fsbff(usage, demand, step, c);
+    return c;
+}
+
+void operation_fsbff(const Vec& usage, const Vec& demand, bool step, VChain& c) {
+    // At most seven points (0, five usage fit factors, 2): the workspace chain keeps that room
+    // from one operation to the next, so building it allocates nothing.
+    c.x.clear();
+    c.y.clear();
+    c.x.reserve(8);
+    c.y.reserve(8);
     if (step) {
-        if (demand == kZero) return constant_chain(0.0, 2.0, kZero);
-        c.x = {0.0, 1.0, 1.0, 2.0};
-        c.y = {kZero, kZero, demand, demand};
-        return c;
+        if (demand == kZero) {
+            c.x.assign({0.0, 2.0});
+            c.y.assign({kZero, kZero});
+            return;
+        }
+        c.x.assign({0.0, 1.0, 1.0, 2.0});
+        c.y.assign({kZero, kZero, demand, demand});
+        return;
     }
     const double max_usage = vmaxcomp(usage);
     if (max_usage == 0.0) {
-        c.x = {0.0, 1.0};
-        c.y = {kZero, kZero};
+        c.x.assign({0.0, 1.0});
+        c.y.assign({kZero, kZero});
     } else {
-        c.x = {0.0};
-        c.y = {kZero};
+        c.x.push_back(0.0);
+        c.y.push_back(kZero);
         double previous = 0.0;
         Vec sorted = usage;
         std::stable_sort(sorted.begin(), sorted.end());
@@ -116,7 +173,6 @@ VChain operation_fsbff(const Vec& usage, const Vec& demand, bool step) {
         }
     }
     push_point(c.x, c.y, 2.0, demand);
-    return c;
 }
 
 // ``fsbs.scale_argument(scale).extend_right(1.0)``; a function that neither changes is returned
@@ -203,7 +259,7 @@ namespace {
 using V4 = double __attribute__((vector_size(32)));
 
 // The two run kernels of ``sum_chains``: add one child segment's values to a run of points'
-// totals.  Compiled twice, for the SSE2 baseline and for AVX2 (used when the CPU has it; tests
+// left totals.  Compiled twice, for the SSE2 baseline and for AVX2 (used when the CPU has it; tests
 // switch it off with ``set_wide_vector_kernels`` to check the baseline build too): IEEE
 // addition, subtraction, multiplication and division give the same doubles in any vector lane,
 // and -ffp-contract=off keeps them from being fused, so both builds are exact.
@@ -213,11 +269,7 @@ using V4 = double __attribute__((vector_size(32)));
         for (int r = 0; r < 5; ++r) {                                                            \
             const double v = lv[r];                                                              \
             double* __restrict lt = total + r * count;                                           \
-            double* __restrict rt = total + (5 + r) * count;                                     \
-            for (std::size_t j = k; j < stop; ++j) {                                             \
-                lt[j] += v;                                                                      \
-                rt[j] += v;                                                                      \
-            }                                                                                    \
+            for (std::size_t j = k; j < stop; ++j) lt[j] += v;                                   \
         }                                                                                        \
     }                                                                                            \
     /* ``interpolate_vector(x0, lv, x1, rv, p)`` at every point of the run, four points at a  \
@@ -235,28 +287,22 @@ using V4 = double __attribute__((vector_size(32)));
             const double h = rv[r];                                                              \
             const double d = h - l;                                                              \
             double* __restrict lt = total + r * count + k;                                       \
-            double* __restrict rt = total + (5 + r) * count + k;                                 \
             const V4 lvec = {l, l, l, l};                                                        \
             const V4 hvec = {h, h, h, h};                                                        \
             const V4 dvec = {d, d, d, d};                                                        \
             const V4 half = {0.5, 0.5, 0.5, 0.5};                                                \
             const V4 one = {1.0, 1.0, 1.0, 1.0};                                                 \
             for (std::size_t j = 0; j < whole; j += 4) {                                         \
-                V4 t, a, b;                                                                      \
+                V4 t, a;                                                                         \
                 std::memcpy(&t, frac + j, sizeof t);                                             \
                 const V4 v = t < half ? lvec + dvec * t : hvec - dvec * (one - t);               \
                 std::memcpy(&a, lt + j, sizeof a);                                               \
-                std::memcpy(&b, rt + j, sizeof b);                                               \
                 a += v;                                                                          \
-                b += v;                                                                          \
                 std::memcpy(lt + j, &a, sizeof a);                                               \
-                std::memcpy(rt + j, &b, sizeof b);                                               \
             }                                                                                    \
             for (std::size_t j = whole; j < len; ++j) {                                          \
                 const double t = frac[j];                                                        \
-                const double v = select_double(t < 0.5, l + d * t, h - d * (1.0 - t));           \
-                lt[j] += v;                                                                      \
-                rt[j] += v;                                                                      \
+                lt[j] += select_double(t < 0.5, l + d * t, h - d * (1.0 - t));                   \
             }                                                                                    \
         }                                                                                        \
     }
@@ -300,10 +346,53 @@ bool set_wide_vector_kernels(bool enabled) {
     return g_wide_kernels.exchange(enabled && avx2_available(), std::memory_order_relaxed);
 }
 
+namespace {
+
+// A child's value at ``p`` as the sum's run kernels add it, for a point inside its segment
+// ``[x0, x1]`` (``lv``, ``rv``): ``lv`` on a flat segment, else ``interpolate_vector`` (the
+// kernels' lanes perform exactly these scalar operations).
+inline Vec run_value(double x0, double x1, const Vec& lv, const Vec& rv, double p) {
+    bool flat = true;
+    for (int r = 0; r < 5; ++r) flat &= (rv[r] - lv[r]) == 0.0;
+    if (flat) return lv;
+    const double t = (p - x0) / (x1 - x0);
+    Vec out;
+    for (int r = 0; r < 5; ++r) {
+        const double d = rv[r] - lv[r];
+        out[r] = select_double(t < 0.5, lv[r] + d * t, rv[r] - d * (1.0 - t));
+    }
+    return out;
+}
+
+// Scratch of one thread's sums (sample points and left totals), kept between sums so that
+// every pool does not allocate and fault in fresh pages; buffers grown beyond kKeep doubles
+// (the widest sums of 10k-pool trees) are released after the sum.
+struct SumScratch {
+    std::vector<double> points;
+    std::vector<double> totals;
+    std::vector<std::size_t> jumps;
+};
+constexpr std::size_t kKeepSumScratch = std::size_t{1} << 20;
+
+}  // namespace
+
 // ``plf.sum_functions``: every function sampled at every critical point (left and right limits,
 // ``left_right_limit_at``), added in function order starting from zero.  Sampling and adding are
 // fused: each function is walked once with a cursor and added into the running totals.
+//
+// A function's right limit differs from its left limit only where it has a vertical segment
+// (two points with the same argument); elsewhere both are the same value, added in the same
+// order, so the right total is the left total bit for bit.  The totals are therefore kept for
+// the left limits only, and the right totals are computed in a second pass at the points where
+// some function jumps (about 1% of the points of the generated trees), from +0.0 in function
+// order with the same value expressions: the same doubles as adding both everywhere.
 VChain sum_chains(const std::vector<const VChain*>& chains) {
+    VChain out;
+    sum_chains(chains, out);
+    return out;
+}
+
+void sum_chains(const std::vector<const VChain*>& chains, VChain& out) {
     if (chains.empty()) fail("sum of no functions");
     double lb = chains[0]->x.front();
     double rb = chains[0]->x.back();
@@ -314,7 +403,9 @@ VChain sum_chains(const std::vector<const VChain*>& chains) {
         total += c->x.size();
     }
     if (lb > rb) fail("sum of functions without a common domain");
-    std::vector<double> points;
+    thread_local SumScratch scratch;
+    std::vector<double>& points = scratch.points;
+    points.clear();
     points.reserve(total);
     for (const VChain* c : chains)
         for (double x : c->x)
@@ -322,10 +413,10 @@ VChain sum_chains(const std::vector<const VChain*>& chains) {
     std::sort(points.begin(), points.end());
     points.erase(std::unique(points.begin(), points.end()), points.end());
     const std::size_t count = points.size();
-    // Totals as structure of arrays (left totals of resource r at ``totals[r * count + k]``,
-    // right totals at ``totals[(5 + r) * count + k]``): adding one value to a run of points is
-    // then a unit-stride loop the compiler vectorises.
-    std::vector<double> totals(10 * count, 0.0);
+    // Left totals as structure of arrays (resource r at ``totals[r * count + k]``): adding one
+    // value to a run of points is then a unit-stride loop the compiler vectorises.
+    std::vector<double>& totals = scratch.totals;
+    totals.assign(5 * count, 0.0);
     // Blocks of points, every function within a block: each point still gets the functions in
     // function order, but the block's totals stay in cache while the functions pass over them
     // (a wide pool's sum is children x points additions).
@@ -340,8 +431,7 @@ VChain sum_chains(const std::vector<const VChain*>& chains) {
         double* const total = totals.data();
         const double* const pts = points.data();
         const RunKernels kernels = current_run_kernels();
-        std::vector<double> fractions(kBlock);
-        double* const frac = fractions.data();
+        double fractions[kBlock];
         for (std::size_t begin = from; begin < to; begin += kBlock) {
             const std::size_t end = std::min(to, begin + kBlock);
             for (std::size_t c = 0; c < chains.size(); ++c) {
@@ -361,11 +451,7 @@ VChain sum_chains(const std::vector<const VChain*>& chains) {
                     const double x = xs[i];
                     if (x == p) {
                         const Vec& left = ys[i];
-                        const Vec& right = (i + 1 < n && xs[i + 1] == p) ? ys[i + 1] : ys[i];
-                        for (int r = 0; r < 5; ++r) {
-                            total[r * count + k] += left[r];
-                            total[(5 + r) * count + k] += right[r];
-                        }
+                        for (int r = 0; r < 5; ++r) total[r * count + k] += left[r];
                         ++k;
                         continue;
                     }
@@ -383,7 +469,7 @@ VChain sum_chains(const std::vector<const VChain*>& chains) {
                     if (flat) {
                         kernels.flat(total, count, k, stop, lv);
                     } else {
-                        kernels.sloped(total, count, pts, k, stop, xs[i - 1], x, lv, rv, frac);
+                        kernels.sloped(total, count, pts, k, stop, xs[i - 1], x, lv, rv, fractions);
                     }
                     k = stop;
                 }
@@ -412,14 +498,72 @@ VChain sum_chains(const std::vector<const VChain*>& chains) {
     } else {
         sum_range(0, count);
     }
-    std::vector<Vec> left_total(count), right_total(count);
-    for (std::size_t k = 0; k < count; ++k)
-        for (int r = 0; r < 5; ++r) {
-            left_total[k][r] = totals[r * count + k];
-            right_total[k][r] = totals[(5 + r) * count + k];
+    // The points where some function has a vertical segment (both of its points are sample
+    // points: the domain's bounds are sample points too), in increasing order.
+    std::vector<std::size_t>& jumps = scratch.jumps;
+    jumps.clear();
+    for (const VChain* c : chains) {
+        const auto& xs = c->x;
+        for (std::size_t j = 1; j < xs.size(); ++j) {
+            const double x = xs[j];
+            if (x == xs[j - 1] && lb <= x && x <= rb)
+                jumps.push_back(static_cast<std::size_t>(
+                    std::lower_bound(points.begin(), points.end(), x) - points.begin()));
         }
-    totals = std::vector<double>();
-    return build_from_limits(points, left_total, right_total);
+    }
+    std::vector<Vec> right_at_jumps;
+    if (!jumps.empty()) {
+        std::sort(jumps.begin(), jumps.end());
+        jumps.erase(std::unique(jumps.begin(), jumps.end()), jumps.end());
+        right_at_jumps.assign(jumps.size(), kZero);
+        for (const VChain* c : chains) {
+            const auto& xs = c->x;
+            const auto& ys = c->y;
+            const std::size_t n = xs.size();
+            std::size_t i = 0;
+            for (std::size_t q = 0; q < jumps.size(); ++q) {
+                const double p = points[jumps[q]];
+                while (xs[i] < p) ++i;  // the first pass checked every point is in the domain
+                Vec value;
+                if (xs[i] == p) {
+                    value = (i + 1 < n && xs[i + 1] == p) ? ys[i + 1] : ys[i];
+                } else {
+                    value = run_value(xs[i - 1], xs[i], ys[i - 1], ys[i], p);
+                }
+                Vec& sum = right_at_jumps[q];
+                for (int r = 0; r < 5; ++r) sum[r] += value[r];
+            }
+        }
+    }
+    // ``build_from_limits`` on the totals: (left, right) at every point through the merge rule,
+    // written through raw pointers into room for two points per sample point.  Away from the
+    // jumps the right limit is the left one, just pushed, which the merge rule ignores (the
+    // last point equals it) unless it holds a NaN: only jumps and NaNs push a second point.
+    const std::size_t bound = 2 * count;
+    if (out.x.size() < bound) {
+        out.x.resize(bound);
+        out.y.resize(bound);
+    }
+    RawChain<Vec> w{out.x.data(), out.y.data(), 0};
+    const double* t = totals.data();
+    std::size_t next_jump = 0;
+    for (std::size_t k = 0; k < count; ++k) {
+        const Vec left{t[k], t[count + k], t[2 * count + k], t[3 * count + k], t[4 * count + k]};
+        const bool jump = next_jump < jumps.size() && jumps[next_jump] == k;
+        const Vec& right = jump ? right_at_jumps[next_jump++] : left;
+        if (k == 0) {
+            w.append(points[0], left);
+            w.append(points[0], right);
+        } else {
+            w.push(points[k], left);
+            if (jump || !(left == left)) w.push(points[k], right);
+        }
+    }
+    out.x.resize(w.n);
+    out.y.resize(w.n);
+    // ``Builder.finish`` of a one-point function keeps the point segment.
+    if (totals.capacity() > kKeepSumScratch) totals = std::vector<double>();
+    if (points.capacity() > kKeepSumScratch) points = std::vector<double>();
 }
 
 void ImprovedParts::shares(double fit_factor, std::vector<Vec>& out) const {
@@ -527,44 +671,6 @@ VChain fifo_fsbff(const std::vector<const VChain*>& chains, bool fast) {
     return sum_chains(ptrs);
 }
 
-namespace {
-
-// A scalar chain under construction in preallocated arrays: ``push`` is ``push_point`` (the
-// merge rule) on (x[0, n), y[0, n)), with the size kept in a register instead of a vector's end.
-template <class T>
-struct RawChain {
-    double* x;
-    T* y;
-    std::size_t n;
-    void append(double px, const T& py) {
-        x[n] = px;
-        y[n] = py;
-        ++n;
-    }
-    [[gnu::always_inline]] void push(double px, const T& py) {
-        const double lx = x[n - 1];
-        const T ly = y[n - 1];
-        if (px == lx) {
-            if (py == ly) return;
-            if (x[n - 2] == lx) {
-                y[n - 1] = py;
-                return;
-            }
-        } else if (py == ly) {
-            if (y[n - 2] == ly) {
-                x[n - 1] = px;
-                return;
-            }
-        } else if (x[n - 2] == lx && y[n - 2] == ly) {
-            x[n - 1] = px;
-            y[n - 1] = py;
-            return;
-        }
-        append(px, py);
-    }
-};
-
-}  // namespace
 
 namespace {
 
@@ -787,12 +893,14 @@ void pointwise_min(const SChain& A, const SChain& B, SChain& out) {
     bool first = true;
     while (true) {
         double la, ra, lbv, rbv;
+        bool jump = false;  // whether either chain has a vertical segment at p
         const double xa = ax[ia];
         if (xa == p) {
             la = ay[ia];
             if (ia + 1 < na && ax[ia + 1] == p) {
                 ra = ay[ia + 1];
                 ia += 2;
+                jump = true;
             } else {
                 ra = la;
                 ia += 1;
@@ -806,6 +914,7 @@ void pointwise_min(const SChain& A, const SChain& B, SChain& out) {
             if (ib + 1 < nb && bx[ib + 1] == p) {
                 rbv = by[ib + 1];
                 ib += 2;
+                jump = true;
             } else {
                 rbv = lbv;
                 ib += 1;
@@ -832,8 +941,12 @@ void pointwise_min(const SChain& A, const SChain& B, SChain& out) {
                     }
                 }
             }
-            w.push(p, la < lbv ? la : lbv);
-            w.push(p, ra < rbv ? ra : rbv);
+            const double left = la < lbv ? la : lbv;
+            w.push(p, left);
+            // Without a jump the right limits are the left ones (``ra = la``, ``rbv = lbv``), and
+            // pushing the point just pushed again changes nothing (the merge rule leaves the
+            // last point equal to the one pushed) unless its value is a NaN.
+            if (jump || left != left) w.push(p, ra < rbv ? ra : rbv);
         }
         if (p >= rb) {
             out.x.resize(w.n);
@@ -866,10 +979,12 @@ void compose(const VChain& F, const SChain& M, Workspace& w, VChain& c) {
     const auto& fv = F.y;
     const auto& mx = M.x;
     const auto& my = M.y;
+    // The sample points are M's points plus, rarely, points where M reaches one of F's
+    // breakpoints between two of its own: those are collected first, and only when there are
+    // any are all points gathered into pairs and sorted (as the reference's sorted set);
+    // otherwise M's own arrays are the sample points, already in order, and nothing is copied.
     auto& points = w.points;
     points.clear();
-    points.reserve(mx.size() + fx.size());
-    for (std::size_t k = 0; k < mx.size(); ++k) points.emplace_back(mx[k], my[k]);
     const double lo = my.front();
     const double hi = my.back();
     const std::size_t n = my.size();
@@ -890,13 +1005,31 @@ void compose(const VChain& F, const SChain& M, Workspace& w, VChain& c) {
         const double x1 = mx[i + 1];
         if (x0 != x1 && y0 != y1) points.emplace_back(interpolate(y0, x0, y1, x1, value), value);
     }
-    if (points.size() > n) std::sort(points.begin(), points.end());
+    const double* sample_x = mx.data();
+    const double* sample_v = my.data();
+    std::size_t count = n;
+    if (!points.empty()) {
+        points.reserve(n + points.size());
+        for (std::size_t k = 0; k < n; ++k) points.emplace_back(mx[k], my[k]);
+        std::sort(points.begin(), points.end());
+        count = points.size();
+        if (w.sx.size() < count) {
+            w.sx.resize(count);
+            w.sy.resize(count);
+        }
+        for (std::size_t k = 0; k < count; ++k) {
+            w.sx[k] = points[k].first;
+            w.sy[k] = points[k].second;
+        }
+        sample_x = w.sx.data();
+        sample_v = w.sy.data();
+    }
 
     // The composed points go straight into the result through the merge rule (the first two
     // as they are, like ``Builder``), without a buffer of the raw points in between.
     // At most two points per sample point: written through raw pointers (``RawChain``) into
     // buffers sized for that, then cut to the result's size.
-    const std::size_t bound = points.size() * 2 + 2;
+    const std::size_t bound = count * 2 + 2;
     if (c.x.size() < bound) {
         c.x.resize(bound);
         c.y.resize(bound);
@@ -910,7 +1043,6 @@ void compose(const VChain& F, const SChain& M, Workspace& w, VChain& c) {
             out.push(x, y);
         }
     };
-    const std::size_t count = points.size();
     const std::size_t nf = fx.size();
     // ``value_at(F, v)`` and ``right_limit_at(F, v)`` with cursors: the inner function is
     // non-decreasing, so ``v`` never decreases along ``points`` and the indices the binary
@@ -932,13 +1064,23 @@ void compose(const VChain& F, const SChain& M, Workspace& w, VChain& c) {
         const double rb = fx[jr];
         return lb == rb ? fv[jr] : interpolate_vector(lb, fv[jr - 1], rb, fv[jr], v);
     };
+    // The value just emitted as a left value, and the argument and segment it was computed for:
+    // ``left_value`` of the same argument, or ``right_value`` of it on the same non-vertical
+    // segment (``jr == jl``), is the same interpolation of the same doubles, so it is reused
+    // instead of computed again.
     bool have_px = false;
     double previous_x = 0.0;
+    Vec last_left{};
+    double last_v = 0.0;
+    bool have_left = false;
     for (std::size_t k = 0; k < count; ++k) {
-        const double x = points[k].first;
-        const double v = points[k].second;
+        const double x = sample_x[k];
+        const double v = sample_v[k];
         if (!have_px || x != previous_x) {
-            emit(x, left_value(v));
+            last_left = left_value(v);
+            last_v = v;
+            have_left = true;
+            emit(x, last_left);
             previous_x = x;
             have_px = true;
         }
@@ -946,11 +1088,22 @@ void compose(const VChain& F, const SChain& M, Workspace& w, VChain& c) {
         if (k + 1 == count) {
             right_limit = false;
         } else {
-            const auto& following = points[k + 1];
-            if (following.first == x) continue;
-            right_limit = following.second > v;
+            if (sample_x[k + 1] == x) continue;
+            right_limit = sample_v[k + 1] > v;
         }
-        emit(x, right_limit ? right_value(v) : left_value(v));
+        const bool same_v = have_left && v == last_v && std::signbit(v) == std::signbit(last_v);
+        if (right_limit) {
+            while (jr < nf - 1 && fx[jr] <= v) ++jr;
+            if (same_v && jr == jl && fx[jl - 1] != fx[jl]) {
+                emit(x, last_left);
+            } else {
+                emit(x, right_value(v));
+            }
+        } else if (same_v) {
+            emit(x, last_left);
+        } else {
+            emit(x, left_value(v));
+        }
     }
     c.x.resize(out.n);
     c.y.resize(out.n);

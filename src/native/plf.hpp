@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -21,14 +22,43 @@ constexpr Vec kOnes{1.0, 1.0, 1.0, 1.0, 1.0};
 constexpr double kEpsilon = 1e-9;
 constexpr Vec kEpsilonVec{kEpsilon, kEpsilon, kEpsilon, kEpsilon, kEpsilon};
 
+// Chains grow into buffers that are written before they are read (the builders size a buffer
+// for the most points they can produce and cut it to the result), so growing a chain's vectors
+// leaves the new elements uninitialised instead of zeroing them: a workspace chain that is cut
+// and grown again for every element would otherwise be cleared each time (``memset`` was ~2%
+// of the core).  Only ``resize``/default construction differ; ``assign``, ``push_back`` and
+// copies behave as with ``std::allocator``.
+template <class T>
+struct NoInitAllocator : std::allocator<T> {
+    using value_type = T;
+    template <class U>
+    struct rebind {
+        using other = NoInitAllocator<U>;
+    };
+    NoInitAllocator() = default;
+    template <class U>
+    NoInitAllocator(const NoInitAllocator<U>&) noexcept {}
+    template <class U>
+    void construct(U* p) noexcept {
+        ::new (static_cast<void*>(p)) U;
+    }
+    template <class U, class... Args>
+    void construct(U* p, Args&&... args) {
+        ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    }
+};
+
+template <class T>
+using ChainVector = std::vector<T, NoInitAllocator<T>>;
+
 struct VChain {
-    std::vector<double> x;
-    std::vector<Vec> y;
+    ChainVector<double> x;
+    ChainVector<Vec> y;
 };
 
 struct SChain {
-    std::vector<double> x;
-    std::vector<double> y;
+    ChainVector<double> x;
+    ChainVector<double> y;
 };
 
 // An input the reference could not handle either (it would raise); reported to Python.
@@ -75,9 +105,8 @@ inline double pymax(double a, double b) { return b > a ? b : a; }
 // --- the merge rule ---------------------------------------------------------------------------
 
 // Inlined everywhere: it runs once per point of every chain built.
-template <class T>
-[[gnu::always_inline]] inline void push_point(std::vector<double>& xs, std::vector<T>& ys, double x,
-                                              const T& y) {
+template <class XS, class YS, class T>
+[[gnu::always_inline]] inline void push_point(XS& xs, YS& ys, double x, const T& y) {
     const std::size_t n = xs.size();
     const double px = xs[n - 1];
     const T py = ys[n - 1];
@@ -103,8 +132,8 @@ template <class T>
 
 // Add a point to a chain under construction that may still have fewer than two points
 // (``Builder.add_point``: the first point only starts the chain).
-template <class T>
-void add_point(std::vector<double>& xs, std::vector<T>& ys, double x, const T& y) {
+template <class XS, class YS, class T>
+void add_point(XS& xs, YS& ys, double x, const T& y) {
     if (xs.size() >= 2) {
         push_point(xs, ys, x, y);
     } else {
@@ -183,8 +212,12 @@ double inverse_lower_bound(double lo, double hi, Pred&& predicate) {
 // --- function construction ------------------------------------------------------------------
 
 VChain operation_fsbff(const Vec& usage, const Vec& demand, bool step);
+// Into ``out`` (its buffers are reused: a workspace chain).
+void operation_fsbff(const Vec& usage, const Vec& demand, bool step, VChain& out);
 const VChain* scale_and_extend(const VChain& f, double scale, VChain& scratch);
 VChain sum_chains(const std::vector<const VChain*>& chains);
+// Into ``out`` (its buffers are reused: a workspace chain).
+void sum_chains(const std::vector<const VChain*>& chains, VChain& out);
 
 // Sums of at least this many (sample point x function) pairs split their points over the
 // engine's threads (pool.hpp; exact: each point's total depends only on that point). Default
@@ -222,6 +255,7 @@ struct Workspace {
     std::vector<std::pair<double, double>> points;
     VChain composed;
     VChain compressed;
+    VChain fsbff;  // the element's FSBFF (operations and pool sums build into it)
 };
 
 // The result is allocated to its exact size (it is kept until the distribution).
