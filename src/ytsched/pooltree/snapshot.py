@@ -258,22 +258,6 @@ def _spec_inputs(entry: TreeOperation) -> tuple[object, ...]:
     )
 
 
-def _same_inputs(known: tuple[object, ...], entry: TreeOperation) -> bool:
-    """``known == _spec_inputs(entry)``, element by element without building the tuple (the
-    same ``==`` comparisons a tuple comparison makes; most operations' inputs are unchanged
-    at every update, so this runs for almost every operation)."""
-    operation = entry.operation
-    return (
-        known[0] == operation.job_changes
-        and known[1] == len(operation.running_jobs)
-        and known[2] == operation.usage_releases
-        and known[3] == entry.pool.name
-        and known[4] == entry.weight
-        and known[5] == entry.running
-        and known[6] == operation.state
-    )
-
-
 def to_snapshot(
     tree: PoolTree,
     now: float | None,
@@ -295,9 +279,10 @@ def to_snapshot(
         pool_memo.clear()
         pool_memo.update(fresh_pools)
     operations = []
-    fresh: UsageMemo = {}
     reuse = memo is not None and spec_memo is not None
-    fresh_specs: SpecMemo = {}
+    # The memos are updated in place (an operation's entry replaced when it changed) and
+    # the entries of operations no longer in the tree dropped at the end: what replacing
+    # them by this call's entries gives, without a store per unchanged operation.
     for entry in tree.operations.values():
         operation = entry.operation
         inputs: tuple[object, ...] = ()
@@ -310,15 +295,23 @@ def to_snapshot(
                 and known[0] is operation
                 and known[1] is entry.resource_limits
                 and known[2] is operation.spec
-                and _same_inputs(known[3], entry)
             ):
-                known_usage = memo.get(op_id)
-                if known_usage is not None and known_usage[0] is operation:
-                    fresh[op_id] = known_usage
-                    fresh_specs[op_id] = known
-                    operations.append(known[4])
-                    continue
-        if reuse:
+                # known[3] == _spec_inputs(entry), element by element without building
+                # the tuple (the same ``==`` comparisons a tuple comparison makes).
+                inputs = known[3]
+                if (
+                    inputs[0] == operation.job_changes
+                    and inputs[1] == len(operation.running_jobs)
+                    and inputs[2] == operation.usage_releases
+                    and inputs[3] == entry.pool.name
+                    and inputs[4] == entry.weight
+                    and inputs[5] == entry.running
+                    and inputs[6] == operation.state
+                ):
+                    known_usage = memo.get(op_id)
+                    if known_usage is not None and known_usage[0] is operation:
+                        operations.append(known[4])
+                        continue
             inputs = _spec_inputs(entry)
         limits = (
             entry.resource_limits.limits_vector()
@@ -331,7 +324,7 @@ def to_snapshot(
         usage = (
             _resource_usage(operation, tree.name)
             if memo is None
-            else _memoized_usage(operation, tree.name, memo, fresh, ended)
+            else _memoized_usage(operation, tree.name, memo, memo, ended)
         )
         demand = (
             (usage[0] + n0, usage[1] + n1, usage[2] + n2, usage[3] + n3, usage[4] + n4)
@@ -354,19 +347,22 @@ def to_snapshot(
         )
         operations.append(spec)
         if reuse:
-            fresh_specs[operation.id] = (
+            assert spec_memo is not None
+            spec_memo[operation.id] = (
                 operation,
                 entry.resource_limits,
                 operation.spec,
                 inputs,
                 spec,
             )
-    if memo is not None:
-        memo.clear()
-        memo.update(fresh)
-    if spec_memo is not None:
+    if spec_memo is not None and not reuse:
         spec_memo.clear()
-        spec_memo.update(fresh_specs)
+    count = len(operations)
+    for kept in (memo, spec_memo):
+        if kept is not None and len(kept) != count:
+            present = tree.operations
+            for stale in [op_id for op_id in kept if op_id not in present]:
+                del kept[stale]
     return TreeSnapshot(
         total_resource_limits=total,
         pools=pools,
