@@ -11,7 +11,6 @@ attributes back to the live tree.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from ytsched.config.pool import PoolConfig
@@ -128,9 +127,13 @@ PoolSpecMemo = dict[str, tuple[PoolConfig, dict[str, Any]]]
 and the :class:`PoolSpec` fields derived from it (:func:`_config_parts`)."""
 
 
-UsageMemo = dict[str, tuple[Operation, int, int, int, Vector]]
+UsageMemo = dict[str, tuple[Operation, int, int, int, Vector, list[tuple[Job, Vector]]]]
 """Per operation: the operation, its running-job count, ended-job count and
-``usage_releases`` count, and its usage in the tree then (see :func:`_memoized_usage`)."""
+``usage_releases`` count, its usage in the tree then, and checkpoints of that sum (see
+:func:`_memoized_usage`)."""
+
+CHECKPOINT_EVERY = 32
+"""Running jobs between two checkpoints of an operation's memoized usage sum."""
 
 
 def _memoized_usage(
@@ -140,40 +143,83 @@ def _memoized_usage(
 
     The usage is a sum over ``running_jobs`` in order, of ``resources`` of the jobs in the
     tree whose usage is not released.  Jobs enter ``running_jobs`` only when started (at the
-    end) and leave it only when they end, which adds one to a counter of their task
-    (``completed_count``, ``failed_count`` or ``aborted_count``, never decreased): with the
-    same running count and the same ended count, no job started or ended, so the same jobs
-    are there in the same order.  A job's ``resources`` and ``tree`` are set when it starts;
-    ``usage_released`` only ever turns true, through ``Operation.release_job_usage``, which
-    counts it in ``usage_releases``: with the same count, no flag changed.  The sum is then
-    the same, bit for bit, and no job needs a visit.  ``ended`` is that ended count (the
-    caller sums it with other per-task figures).
+    end, always a new ``Job`` object) and leave it only when they end, which adds one to a
+    counter of their task (``completed_count``, ``failed_count`` or ``aborted_count``, never
+    decreased): with the same running count and the same ended count, no job started or
+    ended, so the same jobs are there in the same order.  A job's ``resources`` and ``tree``
+    are set when it starts; ``usage_released`` only ever turns true, through
+    ``Operation.release_job_usage``, which counts it in ``usage_releases``: with the same
+    count, no flag changed.  The sum is then the same, bit for bit, and no job needs a
+    visit.  ``ended`` is that ended count (the caller sums it with other per-task figures).
 
-    With the same ended and release counts but ``k`` more running jobs, only starts
-    happened: the first jobs are the same ones in the same order with the same flags, and
-    the ``k`` last ones are new, so the sum over all is the memoized sum continued over the
-    new jobs (a left fold).  Anything else sums from scratch.
+    Otherwise, with the same release count, the running jobs are the old ones that did not
+    end, in their old order, followed by new ones.  So when the job at position ``i`` is
+    the very object that was at position ``i`` at the last update, no job before it ended
+    (the old jobs before it would have moved it to a lower position, and new jobs come
+    after every old one): the first ``i`` jobs are the same, with the same flags, and their
+    sum, a left fold from ``ZERO``, is the same.  The memo keeps, every
+    :data:`CHECKPOINT_EVERY` positions, the job there and the fold of the jobs before it;
+    the sum continues from the last checkpoint whose job is still in place (binary search:
+    once a checkpoint's job moved, every later one did), which with starts only is the
+    memoized sum itself.  Anything else sums from scratch.
     """
     running = operation.running_jobs
     count = len(running)
     releases = operation.usage_releases
     known = memo.get(operation.id)
-    if (
-        known is None
-        or known[0] is not operation
-        or known[2] != ended
-        or known[3] != releases
-        or known[1] > count
-    ):
-        usage = _resource_usage(operation, tree)
-    elif known[1] == count:
-        usage = known[4]
+    if known is None or known[0] is not operation or known[3] != releases:
+        usage, checkpoints = _checkpointed_usage(list(running.values()), 0, ZERO, tree, [])
+    elif known[2] == ended and known[1] == count:
+        usage, checkpoints = known[4], known[5]
+    elif known[2] == ended and known[1] < count:
+        # Starts only: the old jobs are all in place; continue from their sum.
+        usage, checkpoints = _checkpointed_usage(
+            list(running.values()), known[1], known[4], tree, known[5]
+        )
     else:
-        started = list(islice(reversed(running.values()), count - known[1]))
-        started.reverse()
-        usage = _fold_usage(known[4], started, tree)
-    fresh[operation.id] = (operation, count, ended, releases, usage)
+        jobs = list(running.values())
+        old = known[5]
+        every = CHECKPOINT_EVERY
+        low, high = 0, min(len(old), (count + every - 1) // every)
+        while low < high:
+            middle = (low + high) // 2
+            if jobs[middle * every] is old[middle][0]:
+                low = middle + 1
+            else:
+                high = middle
+        if low == 0:
+            usage, checkpoints = _checkpointed_usage(jobs, 0, ZERO, tree, [])
+        else:
+            kept = low - 1
+            usage, checkpoints = _checkpointed_usage(
+                jobs, kept * every, old[kept][1], tree, old[:kept]
+            )
+    fresh[operation.id] = (operation, count, ended, releases, usage, checkpoints)
     return usage
+
+
+def _checkpointed_usage(
+    jobs: list[Job],
+    start: int,
+    partial: Vector,
+    tree: str,
+    checkpoints: list[tuple[Job, Vector]],
+) -> tuple[Vector, list[tuple[Job, Vector]]]:
+    """:func:`_fold_usage` of ``jobs[start:]`` from ``partial`` (the fold of
+    ``jobs[:start]``), appending to ``checkpoints`` (those before ``start``) the job at
+    every position from ``start`` on that is a multiple of :data:`CHECKPOINT_EVERY`, with
+    the fold of the jobs before it; returns the sum and ``checkpoints``."""
+    every = CHECKPOINT_EVERY
+    count = len(jobs)
+    position = start
+    usage = partial
+    while position < count:
+        end = (position // every + 1) * every
+        if position % every == 0:
+            checkpoints.append((jobs[position], usage))
+        usage = _fold_usage(usage, jobs[position:end], tree)
+        position = end
+    return usage, checkpoints
 
 
 def task_figures(operation: Operation) -> tuple[int, int, Vector]:
