@@ -34,6 +34,9 @@ def _operation() -> tuple[PoolTrees, Operation]:
         "max_failed_job_count": 10_000,
     }
     operation = trees.start_operation("op", user="u", spec=spec, now=0.0)
+    # The checkpoints are what this tests: the exact integer sums (which the whole-core
+    # jobs would allow until a fractional one starts) are turned off.
+    operation.exact_usage.exact = False
     return trees, operation
 
 
@@ -75,6 +78,7 @@ def _check(every: int, updates: list[list[tuple[str, int]]]) -> None:
         assert usage == operation.resource_usage("physical")
         assert repr(usage) == repr(operation.resource_usage("physical"))
         checkpoints = fresh["op"][5]
+        assert checkpoints is not None
         jobs = list(operation.running_jobs.values())
         assert [job for job, _ in checkpoints] == jobs[::every]
         for index, (_, partial) in enumerate(checkpoints):
@@ -94,11 +98,13 @@ def test_an_end_keeps_the_checkpoints_before_it(monkeypatch: pytest.MonkeyPatch)
     ended, _, _ = snapshot.task_figures(operation)
     snapshot._memoized_usage(operation, "physical", memo, memo, ended)
     before = memo["op"][5]
+    assert before is not None
     running = list(operation.running_jobs.values())
     trees.complete_job("op", running[13].id, now=2.0)
     ended, _, _ = snapshot.task_figures(operation)
     usage = snapshot._memoized_usage(operation, "physical", memo, memo, ended)
     assert usage == operation.resource_usage("physical")
     after = memo["op"][5]
+    assert after is not None
     assert all(after[index][1] is before[index][1] for index in range(4))
     assert after[4][0] is running[17]

@@ -127,10 +127,10 @@ PoolSpecMemo = dict[str, tuple[PoolConfig, dict[str, Any]]]
 and the :class:`PoolSpec` fields derived from it (:func:`_config_parts`)."""
 
 
-UsageMemo = dict[str, tuple[Operation, int, int, int, Vector, list[tuple[Job, Vector]]]]
+UsageMemo = dict[str, tuple[Operation, int, int, int, Vector, list[tuple[Job, Vector]] | None]]
 """Per operation: the operation, its running-job count, ended-job count and
-``usage_releases`` count, its usage in the tree then, and checkpoints of that sum (see
-:func:`_memoized_usage`)."""
+``usage_releases`` count, its usage in the tree then, and checkpoints of that sum (``None``
+when it came from the exact sums; see :func:`_memoized_usage`)."""
 
 CHECKPOINT_EVERY = 32
 """Running jobs between two checkpoints of an operation's memoized usage sum."""
@@ -161,16 +161,25 @@ def _memoized_usage(
     :data:`CHECKPOINT_EVERY` positions, the job there and the fold of the jobs before it;
     the sum continues from the last checkpoint whose job is still in place (binary search:
     once a checkpoint's job moved, every later one did), which with starts only is the
-    memoized sum itself.  Anything else sums from scratch.
+    memoized sum itself.  Before that, the operation's exact integer sums give the same sum
+    when its jobs' resources allow (:mod:`ytsched.pooltree.exact_usage`), with no job
+    visited; the memo then holds no checkpoints.  Anything else sums from scratch.
     """
     running = operation.running_jobs
     count = len(running)
     releases = operation.usage_releases
     known = memo.get(operation.id)
-    if known is None or known[0] is not operation or known[3] != releases:
+    checkpoints: list[tuple[Job, Vector]] | None
+    same = known is not None and known[0] is operation and known[3] == releases
+    if same and known is not None and known[2] == ended and known[1] == count:
+        fresh[operation.id] = known
+        return known[4]
+    exact = operation.exact_usage.usage(tree, count)
+    if exact is not None:
+        fresh[operation.id] = (operation, count, ended, releases, exact, None)
+        return exact
+    if not same or known is None or known[5] is None:
         usage, checkpoints = _checkpointed_usage(list(running.values()), 0, ZERO, tree, [])
-    elif known[2] == ended and known[1] == count:
-        usage, checkpoints = known[4], known[5]
     elif known[2] == ended and known[1] < count:
         # Starts only: the old jobs are all in place; continue from their sum.
         usage, checkpoints = _checkpointed_usage(
