@@ -435,12 +435,20 @@ def _unchanged(
         and blob.startswith(template.shares, row * _SHARES_SIZE)
     ):
         return None
-    # live_inputs(entry)
+    # live_inputs(entry); the pending count is reused while the operation's job change
+    # count is the same (only starts and ends change the waiting lists, see
+    # ``Operation.job_changes``).
     pending = 0
     reason: str | None = "not_running"
     if entry.running and operation.state is OperationState.RUNNING:
-        for task in op.tasks:
-            pending += len(task.waiting)
+        changes = operation.job_changes
+        memo = record.pending_memo
+        if memo is not None and memo[0] is operation and memo[1] == changes:
+            pending = memo[2]
+        else:
+            for task in op.tasks:
+                pending += len(task.waiting)
+            record.pending_memo = (operation, changes, pending)
         reason = None if pending else "no_pending_allocations"
     own = starvation.get(operation.id)
     # _reset(op, parent, own or StarvationState(), reason, pending), less the fields that
