@@ -96,8 +96,38 @@ def test_memoized_specs_equal_fresh_ones(updates: list[list[tuple[str, int, int]
         memoized = snapshot.update_snapshot(tree, now, total)
         fresh = snapshot.to_snapshot(tree, now, tree.last_update_time, total)
         assert repr(memoized.operations) == repr(fresh.operations)
+        # The memos are kept in place: they hold exactly the tree's operations.
+        assert set(tree.usage_memo) == set(tree.operations)
+        assert set(tree.operation_spec_memo) == set(tree.operations)
         for spec in memoized.operations:
             if spec.name not in touched and spec.name in previous:
                 assert spec is previous[spec.name]
         previous = {spec.name: spec for spec in memoized.operations}
         now += 1.0
+
+
+def test_memos_drop_operations_that_left() -> None:
+    """An operation that leaves the tree leaves the memos at the next snapshot (they are
+    updated in place, not replaced); one that arrives is added, the others keep their
+    specs."""
+    trees = _trees()
+    tree = trees.tree("physical")
+    total = trees.tree_resource_limits("physical")
+    first = snapshot.update_snapshot(tree, 1.0, total)
+    assert len(tree.usage_memo) == len(tree.operation_spec_memo) == 6
+    trees.abort_operation("op0", now=2.0)
+    trees.abort_operation("op3", now=2.0)
+    second = snapshot.update_snapshot(tree, 2.0, total)
+    fresh = snapshot.to_snapshot(tree, 2.0, tree.last_update_time, total)
+    assert repr(second.operations) == repr(fresh.operations)
+    assert set(tree.usage_memo) == set(tree.operations) == set(tree.operation_spec_memo)
+    assert "op0" not in tree.usage_memo and "op3" not in tree.operation_spec_memo
+    trees.start_operation("op9", user="u", spec=vanilla("a", jobs=3), now=3.0)
+    third = snapshot.update_snapshot(tree, 3.0, total)
+    fresh = snapshot.to_snapshot(tree, 3.0, tree.last_update_time, total)
+    assert repr(third.operations) == repr(fresh.operations)
+    old = {spec.name: spec for spec in first.operations}
+    new = {spec.name: spec for spec in third.operations}
+    assert set(tree.usage_memo) == set(tree.operations) == set(tree.operation_spec_memo)
+    assert "op9" in new and "op0" not in new
+    assert new["op1"] is old["op1"]

@@ -20,6 +20,7 @@ from enum import Enum
 
 from ytsched.config.operation import OperationSpec, TaskSpec
 from ytsched.pooltree.errors import SchedulerError
+from ytsched.pooltree.exact_usage import ExactUsage
 from ytsched.pooltree.tentative import TentativeTreeEligibility
 from ytsched.resources import ZERO, Vector, vadd, vscale
 
@@ -185,6 +186,9 @@ class Operation:
         """How many times :meth:`release_job_usage` released a running job's usage (never
         decreases): with the same count, no job's ``usage_released`` changed in between, which
         lets ``ytsched.pooltree.snapshot`` reuse a usage sum without visiting the jobs."""
+        self.exact_usage = ExactUsage()
+        """The running jobs' usage as exact integer sums (kept by :meth:`start_job`,
+        :meth:`_end_job` and :meth:`release_job_usage`; read by ``ytsched.pooltree.snapshot``)."""
         self.error: str | None = None
         self.pool_trees: list[str] = []
         """Trees the operation was admitted to."""
@@ -344,6 +348,7 @@ class Operation:
         self.jobs[job_id] = job
         self.running_jobs[job_id] = job
         self.job_changes += 1
+        self.exact_usage.started(job)
         if self.tentative_trees and tree is not None:
             self._eligibility(task_name).on_started(tree, tree in self.tentative_trees, now)
         return job
@@ -354,6 +359,7 @@ class Operation:
         The only way ``usage_released`` turns true, so that :attr:`usage_releases` counts
         every change of the flag."""
         if not job.usage_released:
+            self.exact_usage.released(job)
             job.usage_released = True
             self.usage_releases += 1
 
@@ -394,6 +400,7 @@ class Operation:
         job.finish_time = now
         job.reason = reason
         del self.running_jobs[job.id]
+        self.exact_usage.ended(job)
         if self.tentative_trees and job.tree is not None:
             banned = self._eligibility(job.task).on_finished(
                 job.tree,

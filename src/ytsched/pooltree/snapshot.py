@@ -11,7 +11,6 @@ attributes back to the live tree.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from ytsched.config.pool import PoolConfig
@@ -128,9 +127,13 @@ PoolSpecMemo = dict[str, tuple[PoolConfig, dict[str, Any]]]
 and the :class:`PoolSpec` fields derived from it (:func:`_config_parts`)."""
 
 
-UsageMemo = dict[str, tuple[Operation, int, int, int, Vector]]
+UsageMemo = dict[str, tuple[Operation, int, int, int, Vector, list[tuple[Job, Vector]] | None]]
 """Per operation: the operation, its running-job count, ended-job count and
-``usage_releases`` count, and its usage in the tree then (see :func:`_memoized_usage`)."""
+``usage_releases`` count, its usage in the tree then, and checkpoints of that sum (``None``
+when it came from the exact sums; see :func:`_memoized_usage`)."""
+
+CHECKPOINT_EVERY = 32
+"""Running jobs between two checkpoints of an operation's memoized usage sum."""
 
 
 def _memoized_usage(
@@ -140,40 +143,92 @@ def _memoized_usage(
 
     The usage is a sum over ``running_jobs`` in order, of ``resources`` of the jobs in the
     tree whose usage is not released.  Jobs enter ``running_jobs`` only when started (at the
-    end) and leave it only when they end, which adds one to a counter of their task
-    (``completed_count``, ``failed_count`` or ``aborted_count``, never decreased): with the
-    same running count and the same ended count, no job started or ended, so the same jobs
-    are there in the same order.  A job's ``resources`` and ``tree`` are set when it starts;
-    ``usage_released`` only ever turns true, through ``Operation.release_job_usage``, which
-    counts it in ``usage_releases``: with the same count, no flag changed.  The sum is then
-    the same, bit for bit, and no job needs a visit.  ``ended`` is that ended count (the
-    caller sums it with other per-task figures).
+    end, always a new ``Job`` object) and leave it only when they end, which adds one to a
+    counter of their task (``completed_count``, ``failed_count`` or ``aborted_count``, never
+    decreased): with the same running count and the same ended count, no job started or
+    ended, so the same jobs are there in the same order.  A job's ``resources`` and ``tree``
+    are set when it starts; ``usage_released`` only ever turns true, through
+    ``Operation.release_job_usage``, which counts it in ``usage_releases``: with the same
+    count, no flag changed.  The sum is then the same, bit for bit, and no job needs a
+    visit.  ``ended`` is that ended count (the caller sums it with other per-task figures).
 
-    With the same ended and release counts but ``k`` more running jobs, only starts
-    happened: the first jobs are the same ones in the same order with the same flags, and
-    the ``k`` last ones are new, so the sum over all is the memoized sum continued over the
-    new jobs (a left fold).  Anything else sums from scratch.
+    Otherwise, with the same release count, the running jobs are the old ones that did not
+    end, in their old order, followed by new ones.  So when the job at position ``i`` is
+    the very object that was at position ``i`` at the last update, no job before it ended
+    (the old jobs before it would have moved it to a lower position, and new jobs come
+    after every old one): the first ``i`` jobs are the same, with the same flags, and their
+    sum, a left fold from ``ZERO``, is the same.  The memo keeps, every
+    :data:`CHECKPOINT_EVERY` positions, the job there and the fold of the jobs before it;
+    the sum continues from the last checkpoint whose job is still in place (binary search:
+    once a checkpoint's job moved, every later one did), which with starts only is the
+    memoized sum itself.  Before that, the operation's exact integer sums give the same sum
+    when its jobs' resources allow (:mod:`ytsched.pooltree.exact_usage`), with no job
+    visited; the memo then holds no checkpoints.  Anything else sums from scratch.
     """
     running = operation.running_jobs
     count = len(running)
     releases = operation.usage_releases
     known = memo.get(operation.id)
-    if (
-        known is None
-        or known[0] is not operation
-        or known[2] != ended
-        or known[3] != releases
-        or known[1] > count
-    ):
-        usage = _resource_usage(operation, tree)
-    elif known[1] == count:
-        usage = known[4]
+    checkpoints: list[tuple[Job, Vector]] | None
+    same = known is not None and known[0] is operation and known[3] == releases
+    if same and known is not None and known[2] == ended and known[1] == count:
+        fresh[operation.id] = known
+        return known[4]
+    exact = operation.exact_usage.usage(tree, count)
+    if exact is not None:
+        fresh[operation.id] = (operation, count, ended, releases, exact, None)
+        return exact
+    if not same or known is None or known[5] is None:
+        usage, checkpoints = _checkpointed_usage(list(running.values()), 0, ZERO, tree, [])
+    elif known[2] == ended and known[1] < count:
+        # Starts only: the old jobs are all in place; continue from their sum.
+        usage, checkpoints = _checkpointed_usage(
+            list(running.values()), known[1], known[4], tree, known[5]
+        )
     else:
-        started = list(islice(reversed(running.values()), count - known[1]))
-        started.reverse()
-        usage = _fold_usage(known[4], started, tree)
-    fresh[operation.id] = (operation, count, ended, releases, usage)
+        jobs = list(running.values())
+        old = known[5]
+        every = CHECKPOINT_EVERY
+        low, high = 0, min(len(old), (count + every - 1) // every)
+        while low < high:
+            middle = (low + high) // 2
+            if jobs[middle * every] is old[middle][0]:
+                low = middle + 1
+            else:
+                high = middle
+        if low == 0:
+            usage, checkpoints = _checkpointed_usage(jobs, 0, ZERO, tree, [])
+        else:
+            kept = low - 1
+            usage, checkpoints = _checkpointed_usage(
+                jobs, kept * every, old[kept][1], tree, old[:kept]
+            )
+    fresh[operation.id] = (operation, count, ended, releases, usage, checkpoints)
     return usage
+
+
+def _checkpointed_usage(
+    jobs: list[Job],
+    start: int,
+    partial: Vector,
+    tree: str,
+    checkpoints: list[tuple[Job, Vector]],
+) -> tuple[Vector, list[tuple[Job, Vector]]]:
+    """:func:`_fold_usage` of ``jobs[start:]`` from ``partial`` (the fold of
+    ``jobs[:start]``), appending to ``checkpoints`` (those before ``start``) the job at
+    every position from ``start`` on that is a multiple of :data:`CHECKPOINT_EVERY`, with
+    the fold of the jobs before it; returns the sum and ``checkpoints``."""
+    every = CHECKPOINT_EVERY
+    count = len(jobs)
+    position = start
+    usage = partial
+    while position < count:
+        end = (position // every + 1) * every
+        if position % every == 0:
+            checkpoints.append((jobs[position], usage))
+        usage = _fold_usage(usage, jobs[position:end], tree)
+        position = end
+    return usage, checkpoints
 
 
 def task_figures(operation: Operation) -> tuple[int, int, Vector]:
@@ -258,22 +313,6 @@ def _spec_inputs(entry: TreeOperation) -> tuple[object, ...]:
     )
 
 
-def _same_inputs(known: tuple[object, ...], entry: TreeOperation) -> bool:
-    """``known == _spec_inputs(entry)``, element by element without building the tuple (the
-    same ``==`` comparisons a tuple comparison makes; most operations' inputs are unchanged
-    at every update, so this runs for almost every operation)."""
-    operation = entry.operation
-    return (
-        known[0] == operation.job_changes
-        and known[1] == len(operation.running_jobs)
-        and known[2] == operation.usage_releases
-        and known[3] == entry.pool.name
-        and known[4] == entry.weight
-        and known[5] == entry.running
-        and known[6] == operation.state
-    )
-
-
 def to_snapshot(
     tree: PoolTree,
     now: float | None,
@@ -295,9 +334,10 @@ def to_snapshot(
         pool_memo.clear()
         pool_memo.update(fresh_pools)
     operations = []
-    fresh: UsageMemo = {}
     reuse = memo is not None and spec_memo is not None
-    fresh_specs: SpecMemo = {}
+    # The memos are updated in place (an operation's entry replaced when it changed) and
+    # the entries of operations no longer in the tree dropped at the end: what replacing
+    # them by this call's entries gives, without a store per unchanged operation.
     for entry in tree.operations.values():
         operation = entry.operation
         inputs: tuple[object, ...] = ()
@@ -310,15 +350,23 @@ def to_snapshot(
                 and known[0] is operation
                 and known[1] is entry.resource_limits
                 and known[2] is operation.spec
-                and _same_inputs(known[3], entry)
             ):
-                known_usage = memo.get(op_id)
-                if known_usage is not None and known_usage[0] is operation:
-                    fresh[op_id] = known_usage
-                    fresh_specs[op_id] = known
-                    operations.append(known[4])
-                    continue
-        if reuse:
+                # known[3] == _spec_inputs(entry), element by element without building
+                # the tuple (the same ``==`` comparisons a tuple comparison makes).
+                inputs = known[3]
+                if (
+                    inputs[0] == operation.job_changes
+                    and inputs[1] == len(operation.running_jobs)
+                    and inputs[2] == operation.usage_releases
+                    and inputs[3] == entry.pool.name
+                    and inputs[4] == entry.weight
+                    and inputs[5] == entry.running
+                    and inputs[6] == operation.state
+                ):
+                    known_usage = memo.get(op_id)
+                    if known_usage is not None and known_usage[0] is operation:
+                        operations.append(known[4])
+                        continue
             inputs = _spec_inputs(entry)
         limits = (
             entry.resource_limits.limits_vector()
@@ -331,7 +379,7 @@ def to_snapshot(
         usage = (
             _resource_usage(operation, tree.name)
             if memo is None
-            else _memoized_usage(operation, tree.name, memo, fresh, ended)
+            else _memoized_usage(operation, tree.name, memo, memo, ended)
         )
         demand = (
             (usage[0] + n0, usage[1] + n1, usage[2] + n2, usage[3] + n3, usage[4] + n4)
@@ -354,19 +402,22 @@ def to_snapshot(
         )
         operations.append(spec)
         if reuse:
-            fresh_specs[operation.id] = (
+            assert spec_memo is not None
+            spec_memo[operation.id] = (
                 operation,
                 entry.resource_limits,
                 operation.spec,
                 inputs,
                 spec,
             )
-    if memo is not None:
-        memo.clear()
-        memo.update(fresh)
-    if spec_memo is not None:
+    if spec_memo is not None and not reuse:
         spec_memo.clear()
-        spec_memo.update(fresh_specs)
+    count = len(operations)
+    for kept in (memo, spec_memo):
+        if kept is not None and len(kept) != count:
+            present = tree.operations
+            for stale in [op_id for op_id in kept if op_id not in present]:
+                del kept[stale]
     return TreeSnapshot(
         total_resource_limits=total,
         pools=pools,

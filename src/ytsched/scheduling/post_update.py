@@ -435,18 +435,26 @@ def _unchanged(
         and blob.startswith(template.shares, row * _SHARES_SIZE)
     ):
         return None
-    # live_inputs(entry)
+    # live_inputs(entry); the pending count is reused while the operation's job change
+    # count is the same (only starts and ends change the waiting lists, see
+    # ``Operation.job_changes``).
     pending = 0
     reason: str | None = "not_running"
     if entry.running and operation.state is OperationState.RUNNING:
-        for task in op.tasks:
-            pending += len(task.waiting)
+        changes = operation.job_changes
+        memo = record.pending_memo
+        if memo is not None and memo[0] is operation and memo[1] == changes:
+            pending = memo[2]
+        else:
+            for task in op.tasks:
+                pending += len(task.waiting)
+            record.pending_memo = (operation, changes, pending)
         reason = None if pending else "no_pending_allocations"
     own = starvation.get(operation.id)
     # _reset(op, parent, own or StarvationState(), reason, pending), less the fields that
-    # build_tree_state's later passes assign for every operation whatever they held: usage
-    # and local_sat (_fill_usage), status and the starving pointers (_operation_starvation),
-    # eligible (the selector's activation loop).
+    # build_tree_state's later passes assign for every operation whatever they held: usage,
+    # local_sat, status and the starving pointers (_operations_step), eligible (the
+    # selector's activation loop).
     element = op.element
     element.parent = parent
     element.aggressive_starvation_enabled = parent.aggressive_starvation_enabled
@@ -734,14 +742,18 @@ def build_tree_state(
             del records[stale]
 
     _build_children(tree, pools, root, by_pool, config)
-    _update_starvation(elements, config, now, operations)
+    pool_elements = [element for _, element in pools]
+    _pool_starvation(pool_elements, config, now)
     starvation.clear()
-    for name, element in elements.items():
-        if element.parent is not None:
-            starvation[name] = element.starvation
-
-    _fill_usage(elements, operations)
-    priority_operations = _preemption_priorities(operations, config)
+    for element in pool_elements:
+        starvation[element.name] = element.starvation
+    limited_elements = [e for e in (root, *pool_elements) if e.specified_limits is not None]
+    priority_operations, has_graceful = _operations_step(
+        operations, config, now, starvation, limited_elements
+    )
+    root.update_local_sat()
+    for element in pool_elements:
+        element.update_local_sat()
 
     selector = Selector(root)
     root.node = selector.root
@@ -766,8 +778,8 @@ def build_tree_state(
         selector=selector,
         tag_filtered=tag_filtered,
         preemptive_selectors=preemptive_selectors(root, priority_operations),
-        has_graceful_operations=any(op.graceful for op in operations.values()),
-        limited_elements=[e for e in elements.values() if e.specified_limits is not None],
+        has_graceful_operations=has_graceful,
+        limited_elements=limited_elements,
         pool_keys=pool_keys,
     )
 
@@ -815,6 +827,114 @@ def _build_children(
             count += 1
         element.children = children
         element.schedulable = element.parent is None or bool(children)
+
+
+def _pool_starvation(pools: list[ElementState], config: TreeConfig, now: float) -> None:
+    """:func:`_update_starvation`'s part for the pools (every non-root pool element, in
+    pre-order): what it does to them before the operations' step, whose result no pool
+    step reads."""
+    coefficient = config.allocation_count_preemption_timeout_coefficient
+    aggressive_timeout = config.fair_share_aggressive_starvation_timeout / MS
+    pool_starvation = config.enable_pool_starvation
+    for element in pools:
+        element_starvation(element, now, coefficient, aggressive_timeout, pool_starvation)
+    for element in pools:
+        starving_pointers(element)
+
+
+def _operations_step(
+    operations: dict[str, ScheduledOperation],
+    config: TreeConfig,
+    now: float,
+    starvation: dict[str, StarvationState],
+    limited_elements: list[ElementState],
+) -> tuple[list[ScheduledOperation], bool]:
+    """Every per-operation pass that follows the schedulable children lists, in one loop
+    over the operations (the passes read nothing another operation's step writes, and the
+    pools' results are folded in the same order): :func:`_operation_starvation` (the pools'
+    pointers must be set), the operation's entry in ``starvation`` (after the pools', as
+    :func:`build_tree_state` fills it from its elements), :func:`_fill_usage`'s operation
+    part (the caller then updates the pools' local satisfaction), the operations with
+    ``resource_limits`` appended to ``limited_elements`` (after the pools', in element
+    order), and :func:`_preemption_priorities`.  Returns the operations with a preemption
+    priority and whether any is graceful.
+
+    The starvation step of a ``NORMAL`` operation is :func:`check_for_starvation`'s first
+    branch written out: its (scaled) timeouts are not read there."""
+    coefficient = config.allocation_count_preemption_timeout_coefficient
+    aggressive_timeout = config.fair_share_aggressive_starvation_timeout / MS
+    operation_only = config.scheduling_preemption_priority_scope == "operation_only"
+    non_starving = StarvationStatus.NON_STARVING
+    aggressively_starving = StarvationStatus.AGGRESSIVELY_STARVING
+    normal = SchedulableStatus.NORMAL
+    no_priority = PreemptionPriority.NONE
+    priority_operations: list[ScheduledOperation] = []
+    graceful = False
+    for op in operations.values():
+        element = op.element
+        template = op.template
+        schedulable = element.schedulable
+        if not schedulable:
+            status = normal
+        elif template is not None:
+            status = template.status
+        else:
+            view = element.view
+            tolerance = operation_tolerance(view, element.tolerance)
+            status = schedulable_status(view, tolerance, view.usage_share)
+        element.status = status
+        state = element.starvation
+        if status is normal:
+            state.below_fair_share_since = None
+            if state.status is not non_starving:
+                state.status = non_starving
+                state.starving_since = None
+        else:
+            timeout, aggressive = element.timeout, aggressive_timeout
+            ratio = op.pending_allocation_count / coefficient
+            if ratio < 1.0:
+                timeout, aggressive = timeout * ratio, aggressive * ratio
+            check_for_starvation(
+                state, status, now, timeout, aggressive, element.aggressive_starvation_enabled
+            )
+        parent = element.parent
+        assert parent is not None
+        starving = state.status
+        element.lowest_starving = (
+            element if starving is not non_starving else parent.lowest_starving
+        )
+        element.lowest_aggressively_starving = (
+            element if starving is aggressively_starving else parent.lowest_aggressively_starving
+        )
+        starvation[element.name] = state
+        if element.specified_limits is not None:
+            limited_elements.append(element)
+        if op.graceful:
+            graceful = True
+
+        record = op.record
+        total = record.allocations.total
+        view = element.view
+        memo = record.usage_memo
+        if memo is None or memo[0] is not view or memo[1] is not total:
+            memo = _own_usage(view, total)
+            record.usage_memo = memo
+        element.usage = memo[2]
+        element.local_sat = memo[3]
+        if total != ZERO:
+            u0, u1, u2, u3, u4 = total
+            ancestor: ElementState | None = parent
+            while ancestor is not None:
+                e = ancestor.usage
+                ancestor.usage = (e[0] + u0, e[1] + u1, e[2] + u2, e[3] + u3, e[4] + u4)
+                ancestor = ancestor.parent
+
+        if schedulable:
+            priority = preemption_priority(element, operation_only)
+            op.static_priority = priority
+            if priority is not no_priority:
+                priority_operations.append(op)
+    return priority_operations, graceful
 
 
 def _update_starvation(

@@ -114,6 +114,9 @@ class OperationRecord:
     usage_memo: tuple[ShareView, Vector, Vector, float] | None = None
     """The operation element's view, list total, usage and local satisfaction at the last
     update (see ``_own_usage`` in :mod:`ytsched.scheduling.post_update`)."""
+    pending_memo: tuple[Operation, int, int] | None = None
+    """The operation, its ``job_changes`` and its tasks' waiting job count then (see
+    ``_unchanged`` in :mod:`ytsched.scheduling.post_update`)."""
 
 
 @dataclass(eq=False, slots=True)
