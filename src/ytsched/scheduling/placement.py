@@ -203,38 +203,62 @@ def schedule(
     """
     started: Allocation | None = None
     node = ctx.node
+    # Constant during the loop (the node's limits are set at registration, the discount
+    # before a preemptive stage's loop): ``ctx.free_resources()`` and ``ctx.has_spare`` are
+    # written out below with these, the same arithmetic and comparisons in the same order.
+    l0, l1, l2, l3, l4 = node.resource_limits
+    d0, d1, d2, d3, d4 = ctx.discount
+    s0, s1, s2, s3, s4 = ctx.min_spare
+    max_started = ctx.max_started
+    eps = RESOURCE_EPSILON
+    root = selector.root
     while True:
-        # ``ctx.free_resources()`` written out (the same arithmetic): this runs once per
-        # attempt.
-        limits = node.resource_limits
+        if max_started is not None and ctx.started >= max_started:
+            break
         usage = node.usage
-        discount = ctx.discount
         free = (
-            limits[0] - usage[0] + discount[0],
-            limits[1] - usage[1] + discount[1],
-            limits[2] - usage[2] + discount[2],
-            limits[3] - usage[3] + discount[3],
-            limits[4] - usage[4] + discount[4],
+            l0 - usage[0] + d0,
+            l1 - usage[1] + d1,
+            l2 - usage[2] + d2,
+            l3 - usage[3] + d3,
+            l4 - usage[4] + d4,
         )
-        if not ctx.has_spare(free):
+        if not (
+            s0 <= free[0] + eps
+            and s1 <= free[1] + eps
+            and s2 <= free[2] + eps
+            and s3 <= free[3] + eps
+            and s4 <= free[4] + eps
+        ):
             break
-        element = selector.best_leaf()
-        if element is None:
+        # ``selector.best_leaf()`` inline; the leaf reached is the element's node in this
+        # selector (what ``selector.node_for(element)`` returns).
+        place = root
+        heap = place.heap
+        if not heap:
             break
-        op = element.operation
+        while heap:
+            place = heap[0]
+            heap = place.heap
+        op = place.element.operation
         assert op is not None
         refusal = check(op) if check is not None else None
-        result = attempt(ctx, op, free) if refusal is None else refusal
-        if not isinstance(result, DeactivationReason):
-            started = result
+        if refusal is None:
+            if len(op.tasks) == 1 and not op.operation.tentative_trees:
+                result = _attempt_single(ctx, op, free)
+            else:
+                result = attempt(ctx, op, free)
+        else:
+            result = refusal
+        if result.__class__ is not DeactivationReason:
+            started = result  # type: ignore[assignment]
             if one_allocation:
                 break
             continue
         if refusal is None:
             reasons = op.record.deactivation_reasons
-            reasons[result.value] = reasons.get(result.value, 0) + 1
-        place = selector.node_for(element)
-        assert place is not None
+            value = result.value  # type: ignore[union-attr]
+            reasons[value] = reasons.get(value, 0) + 1
         selector.deactivate(place)
         deactivated.append(place)
     return started

@@ -39,7 +39,6 @@ from ytsched.scheduling.placement import DeactivationReason, restore, schedule
 from ytsched.scheduling.preemptible import (
     PreemptionLevel,
     PreemptionStatus,
-    preemption_level,
     preemption_sort_key,
 )
 from ytsched.scheduling.selector import SelectorNode
@@ -128,8 +127,10 @@ def analyze(
         op = operations.get(operation_id)
         if op is None:
             continue
-        status = op.record.allocations.status(allocation)
-        if preemption_level(status, op.element.aggressive_preemption_allowed) < min_level:
+        status, level = op.record.allocations.classify(
+            allocation, op.element.aggressive_preemption_allowed
+        )
+        if level < min_level:
             continue
         is_blocked = blocked.get(operation_id)
         if is_blocked is None:
