@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ytsched.scheduling.satisfaction import ShareView
-from ytsched.scheduling.selector import ARITY, Selector, SelectorNode
+from ytsched.scheduling.selector import Selector, SelectorNode
 from ytsched.scheduling.state import ElementState
 
 VIEW = ShareView.create((0.1,) * 5, (0.2,) * 5, (0.0,) * 5, (1.0,) * 5)
@@ -55,7 +55,7 @@ def check_structure(node: SelectorNode) -> None:
         assert item.pos == index
         assert item.parent is node
         if index:
-            assert not item.key < heap[(index - 1) // ARITY].key
+            assert not item.key < heap[(index - 1) >> 1].key
         check_structure(item)
     if heap:
         assert node.sat == heap[0].sat

@@ -14,7 +14,7 @@ Starting at the root and following best children gives the operation to try.  Af
 start the operation's usage grows, its satisfaction changes and the choice is re-made up the
 path; an operation that cannot start on this node is deactivated for the rest of the stage.
 
-Here every pool keeps its *active* children in an indexed 4-ary heap keyed by
+Here every pool keeps its *active* children in an indexed binary heap keyed by
 ``(satisfaction, order)``, so a change costs O(log children) per level.  YTsaurus leaves ties
 unspecified (heap or first-found); ours are deterministic: equal satisfaction goes to the lower
 ``order``, which is the FIFO index in FIFO pools and otherwise child pools in creation order
@@ -29,7 +29,6 @@ the stage.
 
 from __future__ import annotations
 
-from operator import attrgetter
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -57,21 +56,11 @@ class SelectorNode:
         """The element's own eligibility (an operation may schedule; a pool matches the node)."""
 
 
-ARITY = 4
-"""Children per heap item.  A 4-ary heap is half as deep as a binary one and picks the least of
-up to four children with one C-level ``min``: fewer interpreted steps per sift, which is what
-costs in Python (issue 15, round seven).  Which element the descent picks does not depend on
-the layout: keys ``(satisfaction, order)`` are unique among siblings, so every heap has a
-unique minimum."""
-
-_KEY = attrgetter("key")
-
-
 def _sift_up(heap: list[SelectorNode], index: int) -> None:
     item = heap[index]
     key = item.key
     while index > 0:
-        parent_index = (index - 1) >> 2
+        parent_index = (index - 1) >> 1
         parent = heap[parent_index]
         if not key < parent.key:
             break
@@ -86,27 +75,29 @@ def _sift_down(heap: list[SelectorNode], index: int) -> None:
     size = len(heap)
     item = heap[index]
     key = item.key
-    child = 4 * index + 1
-    while child < size:
-        # The least child (its ``pos`` is its index); ``min`` keeps the first of equal keys,
-        # and sibling keys never tie.
-        candidate = min(heap[child : child + 4], key=_KEY) if child + 1 < size else heap[child]
+    while True:
+        child = 2 * index + 1
+        if child >= size:
+            break
+        candidate = heap[child]
+        right = child + 1
+        if right < size and heap[right].key < candidate.key:
+            child = right
+            candidate = heap[right]
         if not candidate.key < key:
             break
-        child = candidate.pos
         heap[index] = candidate
         candidate.pos = index
         index = child
-        child = 4 * index + 1
     heap[index] = item
     item.pos = index
 
 
 def _fix(heap: list[SelectorNode], index: int) -> None:
     """Restore the heap order around ``index`` (a sift down from a leaf is a no-op, skipped)."""
-    if index > 0 and heap[index].key < heap[(index - 1) >> 2].key:
+    if index > 0 and heap[index].key < heap[(index - 1) >> 1].key:
         _sift_up(heap, index)
-    elif 4 * index + 1 < len(heap):
+    elif 2 * index + 1 < len(heap):
         _sift_down(heap, index)
 
 
@@ -169,7 +160,7 @@ class Selector:
             index = len(heap)
             heap.append(node)
             # A sift up that would not move the node only records its position.
-            if index > 0 and node.key < heap[(index - 1) >> 2].key:
+            if index > 0 and node.key < heap[(index - 1) >> 1].key:
                 _sift_up(heap, index)
             else:
                 node.pos = index
@@ -226,9 +217,9 @@ class Selector:
         parent = node.parent
         assert parent is not None
         heap = parent.heap
-        if index > 0 and key < heap[(index - 1) >> 2].key:
+        if index > 0 and key < heap[(index - 1) >> 1].key:
             _sift_up(heap, index)
-        elif 4 * index + 1 < len(heap):
+        elif 2 * index + 1 < len(heap):
             _sift_down(heap, index)
         if heap[0].sat != parent.sat:
             self._top_changed(parent)
@@ -248,8 +239,8 @@ class Selector:
             parent = node.parent
             assert parent is not None
             heap = parent.heap
-            if index > 0 and key < heap[(index - 1) >> 2].key:
+            if index > 0 and key < heap[(index - 1) >> 1].key:
                 _sift_up(heap, index)
-            elif 4 * index + 1 < len(heap):
+            elif 2 * index + 1 < len(heap):
                 _sift_down(heap, index)
             node = parent
