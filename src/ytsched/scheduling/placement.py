@@ -56,6 +56,10 @@ class DeactivationReason(str, Enum):
     SATURATED_IN_TENTATIVE_TREE = "saturated_in_tentative_tree"
 
 
+_RUNNING = OperationState.RUNNING
+"""A module constant: an Enum class attribute costs ``EnumType.__getattr__``'s slot."""
+
+
 def _saturated(ctx: HeartbeatContext, op: ScheduledOperation) -> bool:
     """Step 0: the operation is tentative in this tree and saturated there."""
     operation = op.operation
@@ -134,7 +138,7 @@ def attempt(
         and smallest[4] <= demand[4] - usage[4] + eps
     ):
         return DeactivationReason.NO_AVAILABLE_DEMAND
-    if op.operation.state is not OperationState.RUNNING:
+    if op.operation.state is not _RUNNING:
         return DeactivationReason.SCHEDULE_ALLOCATION_FAILED
     tentative = bool(op.operation.tentative_trees)
     declined = False
@@ -179,7 +183,7 @@ def _attempt_single(
         and need[4] <= demand[4] - usage[4] + eps
     ):
         return DeactivationReason.NO_AVAILABLE_DEMAND
-    if op.operation.state is not OperationState.RUNNING:
+    if op.operation.state is not _RUNNING:
         return DeactivationReason.SCHEDULE_ALLOCATION_FAILED
     if op.operation.tentative_trees and not op.operation.can_start_in(task.name, ctx.tree.name):
         # the tentative tree's sample is running (or the tree is banned): saturated
@@ -257,7 +261,8 @@ def schedule(
             continue
         if refusal is None:
             reasons = op.record.deactivation_reasons
-            value = result.value  # type: ignore[union-attr]
+            # ``_value_`` is what the ``value`` property returns, read without the property.
+            value = result._value_  # type: ignore[union-attr]
             reasons[value] = reasons.get(value, 0) + 1
         selector.deactivate(place)
         deactivated.append(place)

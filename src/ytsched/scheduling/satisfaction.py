@@ -82,9 +82,7 @@ class ShareView:
             fair_share_is_zero=all(x <= EPSILON for x in fair_share),
             fair_amounts=fair_amounts,
             measured=measured,
-            ratio_measured=tuple(
-                i for i in measured if not blocked[i] and fair_amounts[i] != 0.0
-            ),
+            ratio_measured=tuple(i for i in measured if not blocked[i] and fair_amounts[i] != 0.0),
         )
 
     def share(self, amounts: Vector) -> Vector:
