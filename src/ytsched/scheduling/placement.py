@@ -58,6 +58,12 @@ class DeactivationReason(str, Enum):
 
 _RUNNING = OperationState.RUNNING
 """A module constant: an Enum class attribute costs ``EnumType.__getattr__``'s slot."""
+# The reasons an attempt returns, likewise (about one failed attempt per start).
+_SATURATED = DeactivationReason.SATURATED_IN_TENTATIVE_TREE
+_MIN_NEEDED = DeactivationReason.MIN_NEEDED_RESOURCES_UNSATISFIED
+_LIMITS_EXCEEDED = DeactivationReason.RESOURCE_LIMITS_EXCEEDED
+_NO_DEMAND = DeactivationReason.NO_AVAILABLE_DEMAND
+_FAILED = DeactivationReason.SCHEDULE_ALLOCATION_FAILED
 
 
 def _saturated(ctx: HeartbeatContext, op: ScheduledOperation) -> bool:
@@ -92,7 +98,7 @@ def attempt(
     """Try to start one allocation of ``op`` on the context's node (``free``: the node's free
     resources with the discount)."""
     if op.operation.tentative_trees and _saturated(ctx, op):
-        return DeactivationReason.SATURATED_IN_TENTATIVE_TREE
+        return _SATURATED
     if len(op.tasks) == 1:
         return _attempt_single(ctx, op, free)
     eps = RESOURCE_EPSILON
@@ -122,12 +128,12 @@ def attempt(
             )
         )
     if not fitting_node or smallest is None:
-        return DeactivationReason.MIN_NEEDED_RESOURCES_UNSATISFIED
+        return _MIN_NEEDED
     available = INFINITE_RESOURCES
     if op.limited:
         available = hierarchical_available(op)
         if not fits(smallest, available):
-            return DeactivationReason.RESOURCE_LIMITS_EXCEEDED
+            return _LIMITS_EXCEEDED
     demand = op.demand
     usage = op.element.usage
     if not (
@@ -137,9 +143,9 @@ def attempt(
         and smallest[3] <= demand[3] - usage[3] + eps
         and smallest[4] <= demand[4] - usage[4] + eps
     ):
-        return DeactivationReason.NO_AVAILABLE_DEMAND
+        return _NO_DEMAND
     if op.operation.state is not _RUNNING:
-        return DeactivationReason.SCHEDULE_ALLOCATION_FAILED
+        return _FAILED
     tentative = bool(op.operation.tentative_trees)
     declined = False
     for task in waiting:
@@ -151,7 +157,7 @@ def attempt(
             return ctx.start(op, task)
     if declined:
         op.operation.on_tentative_tree_declined(ctx.tree.name, ctx.now)
-    return DeactivationReason.SCHEDULE_ALLOCATION_FAILED
+    return _FAILED
 
 
 def _attempt_single(
@@ -160,7 +166,7 @@ def _attempt_single(
     """:func:`attempt` for the common one-task operation, with the same checks in order."""
     task = op.tasks[0]
     if not task.waiting:
-        return DeactivationReason.SCHEDULE_ALLOCATION_FAILED
+        return _FAILED
     need = task.resources
     eps = RESOURCE_EPSILON
     if not (
@@ -170,9 +176,9 @@ def _attempt_single(
         and need[3] <= free[3] + eps
         and need[4] <= free[4] + eps
     ):
-        return DeactivationReason.MIN_NEEDED_RESOURCES_UNSATISFIED
+        return _MIN_NEEDED
     if op.limited and not fits(need, hierarchical_available(op)):
-        return DeactivationReason.RESOURCE_LIMITS_EXCEEDED
+        return _LIMITS_EXCEEDED
     demand = op.demand
     usage = op.element.usage
     if not (
@@ -182,13 +188,13 @@ def _attempt_single(
         and need[3] <= demand[3] - usage[3] + eps
         and need[4] <= demand[4] - usage[4] + eps
     ):
-        return DeactivationReason.NO_AVAILABLE_DEMAND
+        return _NO_DEMAND
     if op.operation.state is not _RUNNING:
-        return DeactivationReason.SCHEDULE_ALLOCATION_FAILED
+        return _FAILED
     if op.operation.tentative_trees and not op.operation.can_start_in(task.name, ctx.tree.name):
         # the tentative tree's sample is running (or the tree is banned): saturated
         op.operation.on_tentative_tree_declined(ctx.tree.name, ctx.now)
-        return DeactivationReason.SCHEDULE_ALLOCATION_FAILED
+        return _FAILED
     return ctx.start(op, task)
 
 

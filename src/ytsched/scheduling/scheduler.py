@@ -538,7 +538,8 @@ class Scheduler:
             if job.state is _JOB_RUNNING and operation is not None and not operation.state.is_final:
                 op_id, job_id = allocation.operation_id, allocation.id
                 if report.outcome is _COMPLETED and not report.interrupted:
-                    self.trees.complete_job(op_id, job_id, now=now)
+                    # ``trees.complete_job`` with the operation already at hand (and not final)
+                    self.trees.complete_job_of(operation, job_id, now)
                 elif report.outcome is JobOutcome.FAILED:
                     self.trees.fail_job(op_id, job_id, now=now, reason=report.error or "job failed")
                 else:
