@@ -160,3 +160,31 @@ def test_forget_operation_drops_only_finished_operations() -> None:
     assert "done" not in trees.operations and "busy" in trees.operations
     tree = trees.trees["physical"]
     assert "done" not in tree.operations and "busy" in tree.operations
+
+
+def test_complete_job_of_is_complete_job() -> None:
+    """The heartbeat path's ``complete_job_of`` (the operation at hand) ends jobs, moves the
+    clock and completes the operation exactly as ``complete_job`` does."""
+    states = []
+    for direct in (False, True):
+        trees, _ = scheduler()
+        operation = trees.start_operation("op", user="u", spec=vanilla("p", jobs=2), now=1)
+        first = trees.start_job("op", "main", now=2)
+        second = trees.start_job("op", "main", now=2)
+        for job, now in ((first, 5.0), (second, 4.0)):
+            if direct:
+                trees.complete_job_of(operation, job.id, now)
+            else:
+                trees.complete_job("op", job.id, now=now)
+        states.append(
+            (
+                trees.clock,
+                operation.state,
+                operation.finish_time,
+                [(j.id, j.state, j.finish_time) for j in operation.jobs.values()],
+                operation.tasks["main"].completed_count,
+                operation.job_changes,
+            )
+        )
+    assert states[0] == states[1]
+    assert states[0][0] == 5.0 and states[0][1] is OperationState.COMPLETED

@@ -610,15 +610,20 @@ class PoolTrees:
     def complete_job(self, operation_id: str, job_id: str, *, now: float | None = None) -> Job:
         """A job completed; the operation completes with its last job."""
         moment = self._now(now)
-        operation = self._active(operation_id)
-        job = operation.complete_job(job_id, moment)
+        return self.complete_job_of(self._active(operation_id), job_id, moment)
+
+    def complete_job_of(self, operation: Operation, job_id: str, now: float) -> Job:
+        """:meth:`complete_job` for a caller that holds the operation (one of
+        :attr:`operations`, not in a final state) and a time: the scheduler's heartbeat path,
+        for every job that ends, without looking the operation up again."""
+        if now > self.clock:
+            self.clock = now
+        job = operation.complete_job(job_id, now)
         if operation.newly_banned_trees:
-            self._ban_tentative_trees(operation, moment)
+            self._ban_tentative_trees(operation, now)
         if operation.all_jobs_completed:
             count = sum(task.spec.job_count for task in operation.tasks.values())
-            self._finish(
-                operation_id, OperationState.COMPLETED, moment, f"all {count} jobs completed"
-            )
+            self._finish(operation.id, OperationState.COMPLETED, now, f"all {count} jobs completed")
         return job
 
     def fail_job(

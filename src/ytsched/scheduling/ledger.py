@@ -18,6 +18,9 @@ from ytsched.scheduling.nodes import Allocation, NodeState
 from ytsched.scheduling.starvation import StarvationState
 from ytsched.scheduling.state import OperationRecord, ScheduledOperation, TreeState
 
+_RUNNING = JobState.RUNNING
+"""A module constant: an Enum class attribute costs ``EnumType.__getattr__``'s slot."""
+
 
 def _negated(vector: Vector) -> Vector:
     return (-vector[0], -vector[1], -vector[2], -vector[3], -vector[4])
@@ -97,7 +100,7 @@ class Ledger:
         node.allocations[job_id] = allocation
         watch = node.ended_watch
         job.watch = watch
-        if job.state is not JobState.RUNNING:
+        if job.state is not _RUNNING:
             watch.add(1)
         u = node.usage
         node.usage = (

@@ -56,6 +56,16 @@ class DeactivationReason(str, Enum):
     SATURATED_IN_TENTATIVE_TREE = "saturated_in_tentative_tree"
 
 
+_RUNNING = OperationState.RUNNING
+"""A module constant: an Enum class attribute costs ``EnumType.__getattr__``'s slot."""
+# The reasons an attempt returns, likewise (about one failed attempt per start).
+_SATURATED = DeactivationReason.SATURATED_IN_TENTATIVE_TREE
+_MIN_NEEDED = DeactivationReason.MIN_NEEDED_RESOURCES_UNSATISFIED
+_LIMITS_EXCEEDED = DeactivationReason.RESOURCE_LIMITS_EXCEEDED
+_NO_DEMAND = DeactivationReason.NO_AVAILABLE_DEMAND
+_FAILED = DeactivationReason.SCHEDULE_ALLOCATION_FAILED
+
+
 def _saturated(ctx: HeartbeatContext, op: ScheduledOperation) -> bool:
     """Step 0: the operation is tentative in this tree and saturated there."""
     operation = op.operation
@@ -88,7 +98,7 @@ def attempt(
     """Try to start one allocation of ``op`` on the context's node (``free``: the node's free
     resources with the discount)."""
     if op.operation.tentative_trees and _saturated(ctx, op):
-        return DeactivationReason.SATURATED_IN_TENTATIVE_TREE
+        return _SATURATED
     if len(op.tasks) == 1:
         return _attempt_single(ctx, op, free)
     eps = RESOURCE_EPSILON
@@ -118,12 +128,12 @@ def attempt(
             )
         )
     if not fitting_node or smallest is None:
-        return DeactivationReason.MIN_NEEDED_RESOURCES_UNSATISFIED
+        return _MIN_NEEDED
     available = INFINITE_RESOURCES
     if op.limited:
         available = hierarchical_available(op)
         if not fits(smallest, available):
-            return DeactivationReason.RESOURCE_LIMITS_EXCEEDED
+            return _LIMITS_EXCEEDED
     demand = op.demand
     usage = op.element.usage
     if not (
@@ -133,9 +143,9 @@ def attempt(
         and smallest[3] <= demand[3] - usage[3] + eps
         and smallest[4] <= demand[4] - usage[4] + eps
     ):
-        return DeactivationReason.NO_AVAILABLE_DEMAND
-    if op.operation.state is not OperationState.RUNNING:
-        return DeactivationReason.SCHEDULE_ALLOCATION_FAILED
+        return _NO_DEMAND
+    if op.operation.state is not _RUNNING:
+        return _FAILED
     tentative = bool(op.operation.tentative_trees)
     declined = False
     for task in waiting:
@@ -147,7 +157,7 @@ def attempt(
             return ctx.start(op, task)
     if declined:
         op.operation.on_tentative_tree_declined(ctx.tree.name, ctx.now)
-    return DeactivationReason.SCHEDULE_ALLOCATION_FAILED
+    return _FAILED
 
 
 def _attempt_single(
@@ -156,7 +166,7 @@ def _attempt_single(
     """:func:`attempt` for the common one-task operation, with the same checks in order."""
     task = op.tasks[0]
     if not task.waiting:
-        return DeactivationReason.SCHEDULE_ALLOCATION_FAILED
+        return _FAILED
     need = task.resources
     eps = RESOURCE_EPSILON
     if not (
@@ -166,9 +176,9 @@ def _attempt_single(
         and need[3] <= free[3] + eps
         and need[4] <= free[4] + eps
     ):
-        return DeactivationReason.MIN_NEEDED_RESOURCES_UNSATISFIED
+        return _MIN_NEEDED
     if op.limited and not fits(need, hierarchical_available(op)):
-        return DeactivationReason.RESOURCE_LIMITS_EXCEEDED
+        return _LIMITS_EXCEEDED
     demand = op.demand
     usage = op.element.usage
     if not (
@@ -178,13 +188,13 @@ def _attempt_single(
         and need[3] <= demand[3] - usage[3] + eps
         and need[4] <= demand[4] - usage[4] + eps
     ):
-        return DeactivationReason.NO_AVAILABLE_DEMAND
-    if op.operation.state is not OperationState.RUNNING:
-        return DeactivationReason.SCHEDULE_ALLOCATION_FAILED
+        return _NO_DEMAND
+    if op.operation.state is not _RUNNING:
+        return _FAILED
     if op.operation.tentative_trees and not op.operation.can_start_in(task.name, ctx.tree.name):
         # the tentative tree's sample is running (or the tree is banned): saturated
         op.operation.on_tentative_tree_declined(ctx.tree.name, ctx.now)
-        return DeactivationReason.SCHEDULE_ALLOCATION_FAILED
+        return _FAILED
     return ctx.start(op, task)
 
 
@@ -203,38 +213,63 @@ def schedule(
     """
     started: Allocation | None = None
     node = ctx.node
+    # Constant during the loop (the node's limits are set at registration, the discount
+    # before a preemptive stage's loop): ``ctx.free_resources()`` and ``ctx.has_spare`` are
+    # written out below with these, the same arithmetic and comparisons in the same order.
+    l0, l1, l2, l3, l4 = node.resource_limits
+    d0, d1, d2, d3, d4 = ctx.discount
+    s0, s1, s2, s3, s4 = ctx.min_spare
+    max_started = ctx.max_started
+    eps = RESOURCE_EPSILON
+    root = selector.root
     while True:
-        # ``ctx.free_resources()`` written out (the same arithmetic): this runs once per
-        # attempt.
-        limits = node.resource_limits
+        if max_started is not None and ctx.started >= max_started:
+            break
         usage = node.usage
-        discount = ctx.discount
         free = (
-            limits[0] - usage[0] + discount[0],
-            limits[1] - usage[1] + discount[1],
-            limits[2] - usage[2] + discount[2],
-            limits[3] - usage[3] + discount[3],
-            limits[4] - usage[4] + discount[4],
+            l0 - usage[0] + d0,
+            l1 - usage[1] + d1,
+            l2 - usage[2] + d2,
+            l3 - usage[3] + d3,
+            l4 - usage[4] + d4,
         )
-        if not ctx.has_spare(free):
+        if not (
+            s0 <= free[0] + eps
+            and s1 <= free[1] + eps
+            and s2 <= free[2] + eps
+            and s3 <= free[3] + eps
+            and s4 <= free[4] + eps
+        ):
             break
-        element = selector.best_leaf()
-        if element is None:
+        # ``selector.best_leaf()`` inline; the leaf reached is the element's node in this
+        # selector (what ``selector.node_for(element)`` returns).
+        place = root
+        heap = place.heap
+        if not heap:
             break
-        op = element.operation
+        while heap:
+            place = heap[0]
+            heap = place.heap
+        op = place.element.operation
         assert op is not None
         refusal = check(op) if check is not None else None
-        result = attempt(ctx, op, free) if refusal is None else refusal
-        if not isinstance(result, DeactivationReason):
-            started = result
+        if refusal is None:
+            if len(op.tasks) == 1 and not op.operation.tentative_trees:
+                result = _attempt_single(ctx, op, free)
+            else:
+                result = attempt(ctx, op, free)
+        else:
+            result = refusal
+        if result.__class__ is not DeactivationReason:
+            started = result  # type: ignore[assignment]
             if one_allocation:
                 break
             continue
         if refusal is None:
             reasons = op.record.deactivation_reasons
-            reasons[result.value] = reasons.get(result.value, 0) + 1
-        place = selector.node_for(element)
-        assert place is not None
+            # ``_value_`` is what the ``value`` property returns, read without the property.
+            value = result._value_  # type: ignore[union-attr]
+            reasons[value] = reasons.get(value, 0) + 1
         selector.deactivate(place)
         deactivated.append(place)
     return started

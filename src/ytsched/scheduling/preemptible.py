@@ -79,6 +79,19 @@ def preemption_level(status: PreemptionStatus, aggressive_allowed: bool) -> Pree
     return PreemptionLevel.NON_PREEMPTIBLE
 
 
+_NON_PREEMPTIBLE = (PreemptionStatus.NON_PREEMPTIBLE, PreemptionLevel.NON_PREEMPTIBLE)
+_AGGRESSIVE_ALLOWED = (
+    PreemptionStatus.AGGRESSIVELY_PREEMPTIBLE,
+    PreemptionLevel.AGGRESSIVELY_PREEMPTIBLE,
+)
+_AGGRESSIVE_NOT_ALLOWED = (
+    PreemptionStatus.AGGRESSIVELY_PREEMPTIBLE,
+    PreemptionLevel.NON_PREEMPTIBLE,
+)
+_PREEMPTIBLE = (PreemptionStatus.PREEMPTIBLE, PreemptionLevel.PREEMPTIBLE)
+"""The (status, level) pairs :meth:`PreemptibleList.classify` returns (shared, immutable)."""
+
+
 @dataclass(frozen=True, slots=True)
 class CompiledBound:
     """``bound > usage / total + 1e-9`` on the relevant resources, on absolute usage.
@@ -317,6 +330,20 @@ class PreemptibleList:
         if index < self._b2:
             return PreemptionStatus.AGGRESSIVELY_PREEMPTIBLE
         return PreemptionStatus.PREEMPTIBLE
+
+    def classify(
+        self, allocation: Allocation, aggressive_allowed: bool
+    ) -> tuple[PreemptionStatus, PreemptionLevel]:
+        """``(status(allocation), preemption_level(status, aggressive_allowed))`` in one call
+        (the preemptive stages ask it for every allocation of the node on each pass)."""
+        if self.bounds is None:
+            return _NON_PREEMPTIBLE
+        index = allocation.list_index
+        if index < self._b1:
+            return _NON_PREEMPTIBLE
+        if index < self._b2:
+            return _AGGRESSIVE_ALLOWED if aggressive_allowed else _AGGRESSIVE_NOT_ALLOWED
+        return _PREEMPTIBLE
 
     def counts(self) -> tuple[int, int, int]:
         """(non-preemptible, aggressively preemptible, preemptible) allocation counts."""

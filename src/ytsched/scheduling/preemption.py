@@ -39,7 +39,6 @@ from ytsched.scheduling.placement import DeactivationReason, restore, schedule
 from ytsched.scheduling.preemptible import (
     PreemptionLevel,
     PreemptionStatus,
-    preemption_level,
     preemption_sort_key,
 )
 from ytsched.scheduling.selector import SelectorNode
@@ -58,6 +57,17 @@ STAGES: tuple[tuple[str, PreemptionPriority, PreemptionLevel, bool], ...] = (
     ("preemptive_normal", PreemptionPriority.NORMAL, PreemptionLevel.PREEMPTIBLE, True),
 )
 """(stage, target priority, minimal victim level, attempt preemption without candidates)."""
+
+
+# Members read per preemptive attempt and per element of its path, as module constants (an
+# Enum class attribute costs ``EnumType.__getattr__``'s type slot in Python 3.11); the same
+# objects, so every identity test is unchanged.
+_AGGRESSIVELY_STARVING = StarvationStatus.AGGRESSIVELY_STARVING
+_NON_STARVING = StarvationStatus.NON_STARVING
+_BELOW_FAIR_SHARE = SchedulableStatus.BELOW_FAIR_SHARE
+_AGGRESSIVE = PreemptionPriority.AGGRESSIVE
+_NORMAL = PreemptionPriority.NORMAL
+_NONE = PreemptionPriority.NONE
 
 
 def preemptive_scheduling_due(ctx: HeartbeatContext, backoff: float) -> bool:
@@ -79,17 +89,17 @@ def live_priority(
     path = [element] if operation_only else element.path()
     for candidate in path:
         if (
-            candidate.starvation.status is StarvationStatus.AGGRESSIVELY_STARVING
-            and candidate.live_status() is SchedulableStatus.BELOW_FAIR_SHARE
+            candidate.starvation.status is _AGGRESSIVELY_STARVING
+            and candidate.live_status() is _BELOW_FAIR_SHARE
         ):
-            return PreemptionPriority.AGGRESSIVE, candidate
+            return _AGGRESSIVE, candidate
     for candidate in path:
         if (
-            candidate.starvation.status is not StarvationStatus.NON_STARVING
-            and candidate.live_status() is SchedulableStatus.BELOW_FAIR_SHARE
+            candidate.starvation.status is not _NON_STARVING
+            and candidate.live_status() is _BELOW_FAIR_SHARE
         ):
-            return PreemptionPriority.NORMAL, candidate
-    return PreemptionPriority.NONE, None
+            return _NORMAL, candidate
+    return _NONE, None
 
 
 def blocking_reason(
@@ -98,13 +108,13 @@ def blocking_reason(
     """``FindPreemptionBlockingAncestor`` (Gen C rules)."""
     if op.graceful:
         return "graceful_preemption_mode"
-    if target is PreemptionPriority.NORMAL:
+    if target is _NORMAL:
         for element in op.element.path():
             if not element.allow_normal_preemption:
                 return f"allow_normal_preemption is false at {element.name!r}"
     if (
         not ctx.tree.config.allow_preemption_from_starving_operations
-        and op.element.starvation.status is not StarvationStatus.NON_STARVING
+        and op.element.starvation.status is not _NON_STARVING
     ):
         return "victim is starving"
     return None
@@ -128,8 +138,10 @@ def analyze(
         op = operations.get(operation_id)
         if op is None:
             continue
-        status = op.record.allocations.status(allocation)
-        if preemption_level(status, op.element.aggressive_preemption_allowed) < min_level:
+        status, level = op.record.allocations.classify(
+            allocation, op.element.aggressive_preemption_allowed
+        )
+        if level < min_level:
             continue
         is_blocked = blocked.get(operation_id)
         if is_blocked is None:

@@ -48,6 +48,10 @@ class ShareView:
     """``fair_share x total``: the fair share in absolute amounts (ratios without division)."""
     measured: tuple[int, ...]
     """Resources with a non-zero total (the others always have share 0)."""
+    ratio_measured: tuple[int, ...]
+    """The measured resources that are not blocked and have a non-zero fair amount: the
+    ones :meth:`local_satisfaction` takes ratios of when usage is within the fair share and
+    not every resource is blocked (kept here so that loop skips nothing per call)."""
 
     @staticmethod
     def create(
@@ -60,6 +64,14 @@ class ShareView:
             fair_share[3] >= demand_share[3],
             fair_share[4] >= demand_share[4],
         )
+        measured = tuple(i for i in range(5) if total[i])
+        fair_amounts = (
+            fair_share[0] * total[0],
+            fair_share[1] * total[1],
+            fair_share[2] * total[2],
+            fair_share[3] * total[3],
+            fair_share[4] * total[4],
+        )
         return ShareView(
             fair_share=fair_share,
             demand_share=demand_share,
@@ -68,14 +80,9 @@ class ShareView:
             blocked=blocked,
             all_blocked=all(blocked),
             fair_share_is_zero=all(x <= EPSILON for x in fair_share),
-            fair_amounts=(
-                fair_share[0] * total[0],
-                fair_share[1] * total[1],
-                fair_share[2] * total[2],
-                fair_share[3] * total[3],
-                fair_share[4] * total[4],
-            ),
-            measured=tuple(i for i in range(5) if total[i]),
+            fair_amounts=fair_amounts,
+            measured=measured,
+            ratio_measured=tuple(i for i in measured if not blocked[i] and fair_amounts[i] != 0.0),
         )
 
     def share(self, amounts: Vector) -> Vector:
@@ -134,49 +141,47 @@ class ShareView:
         if self.fair_share_is_zero:
             return INFINITE_SATISFACTION_RATIO
         # Shares are usage / total; usage / (fair x total) is the usage-to-fair ratio.
-        fair = self.fair_share
         amounts = self.fair_amounts
         measured = self.measured
-        over = False
         for index in measured:
             if usage[index] > amounts[index]:
-                over = True
                 break
-        if over:
+        else:
+            # Within the fair share everywhere (the common case).
+            if self.all_blocked:
+                fair = self.fair_share
+                ratio = INFINITE_SATISFACTION_RATIO
+                for index in range(5):
+                    if fair[index] == 0.0:
+                        r = 1.0
+                    elif amounts[index] == 0.0:
+                        r = 0.0
+                    else:
+                        r = usage[index] / amounts[index]
+                    if r < ratio:
+                        ratio = r
+                return ratio
+            # The measured resources that are not blocked and have a non-zero fair amount
+            # (``ratio_measured``, filtered once per update instead of on every call).
             ratio = 0.0
-            for index in measured:
-                f = amounts[index]
-                u = usage[index]
-                if f != 0.0:
-                    r = u / f
-                elif u != 0.0:
-                    r = INFINITE_SATISFACTION_RATIO
-                else:
-                    r = 0.0
+            for index in self.ratio_measured:
+                r = usage[index] / amounts[index]
                 if r > ratio:
-                    ratio = r
-            return min(ratio, INFINITE_SATISFACTION_RATIO)
-        if self.all_blocked:
-            ratio = INFINITE_SATISFACTION_RATIO
-            for index in range(5):
-                if fair[index] == 0.0:
-                    r = 1.0
-                elif amounts[index] == 0.0:
-                    r = 0.0
-                else:
-                    r = usage[index] / amounts[index]
-                if r < ratio:
                     ratio = r
             return ratio
         ratio = 0.0
-        blocked = self.blocked
         for index in measured:
             f = amounts[index]
-            if not blocked[index] and f != 0.0:
-                r = usage[index] / f
-                if r > ratio:
-                    ratio = r
-        return ratio
+            u = usage[index]
+            if f != 0.0:
+                r = u / f
+            elif u != 0.0:
+                r = INFINITE_SATISFACTION_RATIO
+            else:
+                r = 0.0
+            if r > ratio:
+                ratio = r
+        return min(ratio, INFINITE_SATISFACTION_RATIO)
 
 
 def fits(need: Vector, available: Vector) -> bool:

@@ -65,6 +65,11 @@ if TYPE_CHECKING:
 
 MS = 1000.0
 
+_JOB_RUNNING = JobState.RUNNING
+_COMPLETED = JobOutcome.COMPLETED
+"""Module constants for ``_apply_finished`` (an Enum class attribute costs
+``EnumType.__getattr__``'s slot, for every job that ends)."""
+
 _EMPTY_RESPONSE = HeartbeatResponse()
 """The answer of a heartbeat that decided nothing (immutable, shared)."""
 
@@ -531,14 +536,11 @@ class Scheduler:
                 continue
             job = allocation.job
             operation = self.trees.operations.get(allocation.operation_id)
-            if (
-                job.state is JobState.RUNNING
-                and operation is not None
-                and not operation.state.is_final
-            ):
+            if job.state is _JOB_RUNNING and operation is not None and not operation.state.is_final:
                 op_id, job_id = allocation.operation_id, allocation.id
-                if report.outcome is JobOutcome.COMPLETED and not report.interrupted:
-                    self.trees.complete_job(op_id, job_id, now=now)
+                if report.outcome is _COMPLETED and not report.interrupted:
+                    # ``trees.complete_job`` with the operation already at hand (and not final)
+                    self.trees.complete_job_of(operation, job_id, now)
                 elif report.outcome is JobOutcome.FAILED:
                     self.trees.fail_job(op_id, job_id, now=now, reason=report.error or "job failed")
                 else:
