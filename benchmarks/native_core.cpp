@@ -129,5 +129,10 @@ int main(int argc, char** argv) {
     std::printf("steps:");
     for (int s = 0; s < ytsched::kStepCount; ++s) std::printf(" %s %.1f", names[s], median(steps[s]) * 1e3);
     std::printf("\n");
+    // Minima too: on a loaded machine the median of a short step is mostly waiting for a core.
+    std::printf("steps min:");
+    for (int s = 0; s < ytsched::kStepCount; ++s)
+        std::printf(" %s %.1f", names[s], *std::min_element(steps[s].begin(), steps[s].end()) * 1e3);
+    std::printf("\n");
     return 0;
 }

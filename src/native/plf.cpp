@@ -369,9 +369,40 @@ inline Vec run_value(double x0, double x1, const Vec& lv, const Vec& rv, double 
 // (the widest sums of 10k-pool trees) are released after the sum.
 struct SumScratch {
     std::vector<double> points;
+    std::vector<double> merged;           // the other buffer of ``sorted_runs``
     std::vector<double> totals;
     std::vector<std::size_t> jumps;
+    std::vector<std::size_t> runs, next_runs;
 };
+
+// Sorts ``points``, the concatenation of the non-decreasing runs ``[runs[k], runs[k + 1])``, by
+// merging pairs of neighbouring runs until one is left (log2(runs) passes instead of a sort's
+// log2(points) levels; a wide pool's points are its children's breakpoints, each child's
+// already in order).  Leaves the result in ``points`` (swapped with ``merged``).
+void sorted_runs(std::vector<double>& points, std::vector<double>& merged,
+                 std::vector<std::size_t>& runs, std::vector<std::size_t>& next_runs) {
+    if (merged.size() < points.size()) merged.resize(points.size());
+    while (runs.size() > 2) {
+        next_runs.clear();
+        next_runs.push_back(0);
+        const double* from = points.data();
+        double* to = merged.data();
+        std::size_t k = 0;
+        for (; k + 2 < runs.size(); k += 2) {
+            std::merge(from + runs[k], from + runs[k + 1], from + runs[k + 1], from + runs[k + 2],
+                       to + runs[k]);
+            next_runs.push_back(runs[k + 2]);
+        }
+        if (k + 1 < runs.size()) {
+            std::copy(from + runs[k], from + runs[k + 1], to + runs[k]);
+            next_runs.push_back(runs[k + 1]);
+        }
+        const std::size_t size = points.size();
+        points.swap(merged);
+        points.resize(size);
+        runs.swap(next_runs);
+    }
+}
 constexpr std::size_t kKeepSumScratch = std::size_t{1} << 20;
 
 }  // namespace
@@ -407,10 +438,29 @@ void sum_chains(const std::vector<const VChain*>& chains, VChain& out) {
     std::vector<double>& points = scratch.points;
     points.clear();
     points.reserve(total);
-    for (const VChain* c : chains)
+    std::vector<std::size_t>& runs = scratch.runs;
+    runs.assign(1, 0);
+    // Sorted and made unique, the points are one sequence whatever the sort, as long as no two
+    // of them compare equal with different bits: NaNs never pass the domain test, so only a
+    // -0.0 beside a +0.0 could (``unique`` keeps whichever the sort put first).  Without a
+    // -0.0, and with every function's points in order (always, checked anyway), merging the
+    // functions' runs gives the sort's sequence; otherwise the sort runs as before.
+    bool mergeable = true;
+    for (const VChain* c : chains) {
+        double previous = -std::numeric_limits<double>::infinity();
         for (double x : c->x)
-            if (lb <= x && x <= rb) points.push_back(x);
-    std::sort(points.begin(), points.end());
+            if (lb <= x && x <= rb) {
+                points.push_back(x);
+                mergeable &= previous <= x && !(x == 0.0 && std::signbit(x));
+                previous = x;
+            }
+        runs.push_back(points.size());
+    }
+    if (mergeable) {
+        sorted_runs(scratch.points, scratch.merged, runs, scratch.next_runs);
+    } else {
+        std::sort(points.begin(), points.end());
+    }
     points.erase(std::unique(points.begin(), points.end()), points.end());
     const std::size_t count = points.size();
     // Left totals as structure of arrays (resource r at ``totals[r * count + k]``): adding one
@@ -516,23 +566,40 @@ void sum_chains(const std::vector<const VChain*>& chains, VChain& out) {
         std::sort(jumps.begin(), jumps.end());
         jumps.erase(std::unique(jumps.begin(), jumps.end()), jumps.end());
         right_at_jumps.assign(jumps.size(), kZero);
-        for (const VChain* c : chains) {
-            const auto& xs = c->x;
-            const auto& ys = c->y;
-            const std::size_t n = xs.size();
-            std::size_t i = 0;
-            for (std::size_t q = 0; q < jumps.size(); ++q) {
-                const double p = points[jumps[q]];
-                while (xs[i] < p) ++i;  // the first pass checked every point is in the domain
-                Vec value;
-                if (xs[i] == p) {
-                    value = (i + 1 < n && xs[i + 1] == p) ? ys[i + 1] : ys[i];
-                } else {
-                    value = run_value(xs[i - 1], xs[i], ys[i - 1], ys[i], p);
+        // Jumps ``[from, to)``: each jump's right total is its own sum over the functions in
+        // function order, so any split of the jumps gives the same doubles; a range starts each
+        // function's cursor at ``bisect_left`` of its first jump, where the full walk would be.
+        auto jump_range = [&](std::size_t from, std::size_t to) {
+            for (const VChain* c : chains) {
+                const auto& xs = c->x;
+                const auto& ys = c->y;
+                const std::size_t n = xs.size();
+                std::size_t i = from == 0 ? 0 : bisect_left(xs, points[jumps[from]]);
+                for (std::size_t q = from; q < to; ++q) {
+                    const double p = points[jumps[q]];
+                    while (xs[i] < p) ++i;  // the first pass checked every point is in the domain
+                    Vec value;
+                    if (xs[i] == p) {
+                        value = (i + 1 < n && xs[i + 1] == p) ? ys[i + 1] : ys[i];
+                    } else {
+                        value = run_value(xs[i - 1], xs[i], ys[i - 1], ys[i], p);
+                    }
+                    Vec& sum = right_at_jumps[q];
+                    for (int r = 0; r < 5; ++r) sum[r] += value[r];
                 }
-                Vec& sum = right_at_jumps[q];
-                for (int r = 0; r < 5; ++r) sum[r] += value[r];
             }
+        };
+        // Jumps x functions is the sum's largest serial term on wide pools (the root of 10k
+        // pools / 100k operations at depth 3: ~30k jumps x 1,428 functions): shared out like
+        // the points above, by the same threshold on pairs.
+        const std::size_t jump_count = jumps.size();
+        if (threads > 1 && jump_count >= 2 && jump_count * chains.size() >= parallel_sum_pairs()) {
+            const std::size_t parts = std::min(jump_count, static_cast<std::size_t>(threads) * 4);
+            parallel_items(parts, threads, [&](int, std::size_t part) {
+                jump_range(jump_count * part / parts, jump_count * (part + 1) / parts);
+            });
+        } else {
+            jump_range(0, jump_count);
         }
     }
     // ``build_from_limits`` on the totals: (left, right) at every point through the merge rule,
@@ -564,6 +631,7 @@ void sum_chains(const std::vector<const VChain*>& chains, VChain& out) {
     // ``Builder.finish`` of a one-point function keeps the point segment.
     if (totals.capacity() > kKeepSumScratch) totals = std::vector<double>();
     if (points.capacity() > kKeepSumScratch) points = std::vector<double>();
+    if (scratch.merged.capacity() > kKeepSumScratch) scratch.merged = std::vector<double>();
 }
 
 void ImprovedParts::shares(double fit_factor, std::vector<Vec>& out) const {

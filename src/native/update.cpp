@@ -29,6 +29,9 @@ namespace ytsched {
 
 namespace {
 
+// Subtrees per engine thread before a top-down distribution is shared out: enough that the
+// threads' last subtrees end close together on uneven trees.
+constexpr std::size_t kDistributeSubtreesPerThread = 16;
 constexpr double kDoubleMax = std::numeric_limits<double>::max();
 constexpr double kInfiniteAmount = static_cast<double>(INT64_MAX) / 4;  // float(2**63 - 1) / 4
 
@@ -108,6 +111,15 @@ struct HugePageAllocator {
         return static_cast<T*>(p);
     }
     void deallocate(T* p, std::size_t) noexcept { std::free(p); }
+    // Default construction is left to the owner: the engine constructs the element table's
+    // rows on its threads (``Engine::Engine``), so the table's pages are first written (and
+    // faulted in) in parallel instead of on the caller.  Other constructions as usual.
+    template <class U>
+    void construct(U*) noexcept {}
+    template <class U, class A, class... Args>
+    void construct(U* p, A&& a, Args&&... args) {
+        ::new (static_cast<void*>(p)) U(std::forward<A>(a), std::forward<Args>(args)...);
+    }
     template <class U>
     bool operator==(const HugePageAllocator<U>&) const {
         return true;
@@ -127,6 +139,23 @@ std::atomic<std::size_t> g_parallel_build_min{64};
 
 // Reading the flat input and writing the results share rows out from this many elements on.
 constexpr std::size_t kMinParallelRows = 4096;
+
+// Runs ``body(from, to)`` over [0, n) in ranges of kMinParallelRows rows shared out among the
+// engine's threads (on the caller alone for small n or one thread).  ``body`` must not throw.
+template <class Body>
+void for_row_ranges(int64_t n, Body&& body) {
+    const int threads = engine_threads();
+    const auto rows = static_cast<int64_t>(kMinParallelRows);
+    if (threads <= 1 || n < rows) {
+        body(0, n);
+        return;
+    }
+    const auto ranges = static_cast<std::size_t>((n + rows - 1) / rows);
+    parallel_items(ranges, threads, [&](int, std::size_t range) {
+        const int64_t from = static_cast<int64_t>(range) * rows;
+        body(from, std::min(n, from + rows));
+    });
+}
 
 // ``round_amount`` (cpu on a 0.01 grid, the rest integers; round half to even like Python).
 double round_amount(int index, double value) {
@@ -246,8 +275,33 @@ struct alignas(128) WorkerContext {
 
 class Engine {
 public:
-    Engine(int64_t n, const Options& options)
-        : e_(static_cast<std::size_t>(n)), o_(options), workers_(1) {}
+    // The table's rows are constructed here, in ranges on the engine's threads (its allocator
+    // leaves default construction to us), before anything else can throw.  Should the
+    // thread pool itself fail (it allocates), the ranges not marked done are constructed on
+    // the caller, so every row is constructed exactly once before the table can be destroyed.
+    Engine(int64_t n, const Options& options) : e_(static_cast<std::size_t>(n)), o_(options) {
+        Element* rows = e_.data();
+        const auto range_rows = static_cast<int64_t>(kMinParallelRows);
+        auto construct = [rows](int64_t from, int64_t to) {
+            for (int64_t k = from; k < to; ++k) ::new (static_cast<void*>(rows + k)) Element();
+        };
+        std::vector<std::atomic<bool>> done;
+        try {
+            done = std::vector<std::atomic<bool>>(static_cast<std::size_t>((n + range_rows - 1) / range_rows));
+            for_row_ranges(n, [&](int64_t from, int64_t to) {
+                construct(from, to);
+                done[static_cast<std::size_t>(from / range_rows)].store(true, std::memory_order_release);
+            });
+        } catch (...) {
+            for (int64_t from = 0; from < n; from += range_rows) {
+                const auto r = static_cast<std::size_t>(from / range_rows);
+                if (done.empty() || !done[r].load(std::memory_order_acquire))
+                    construct(from, std::min(n, from + range_rows));
+            }
+            throw;
+        }
+        workers_.resize(1);
+    }
 
     std::vector<Element, HugePageAllocator<Element>> e_;
     const Options& o_;
@@ -365,9 +419,15 @@ public:
     }
 
     void determine_inferred_strong_guarantees() {
+        // A pool's children's values depend only on the pool's own inferred value (set by its
+        // parent) and on the children's configs: subtrees are independent.
         e_[root_].inferred = o_.total;
-        for (int i : preorder(root_, [&](int j) { return !e_[j].is_op; }))
-            if (!e_[i].is_op) infer_children(i, o_.main_resource);
+        distribute_subtrees(root_, [&](int i, std::vector<int>& out) {
+            const Element& el = e_[i];
+            if (el.is_op) return;
+            infer_children(i, o_.main_resource);
+            out.insert(out.end(), el.children.begin(), el.children.end());
+        });
     }
 
     void collect_integral_pools() {
@@ -415,47 +475,100 @@ public:
         }
     }
 
+    // Bottom-up attributes of every element (ratios, usage and demand sums, shares, the FIFO
+    // order of a FIFO pool's children): an element reads only its own record and its
+    // children's finished attributes, so subtrees are shared out (``bottom_up_by_subtrees``).
+    // ``fifo_pools_`` keeps the post-order of the whole tree.
     void update_cumulative_attributes() {
+        bottom_up_by_subtrees([&](int i) { cumulative_attributes_one(i); });
+        for (int i : postorder(root_, [&](int j) { return !e_[j].is_op; }))
+            if (!e_[i].is_op && e_[i].fifo) fifo_pools_.push_back(i);
+    }
+
+    void cumulative_attributes_one(int i) {
         const Vec& total = o_.total;
-        for (int i : postorder(root_, [](int) { return true; })) {
-            Element& el = e_[i];
-            if (!el.is_op) {
-                if (el.itype != 0) {
-                    el.burst_ratio = max_resource_ratio(el.burst, total);
-                    el.flow_ratio = max_resource_ratio(el.flow, total);
-                } else {
-                    el.burst_ratio = 0.0;
-                    el.flow_ratio = 0.0;
-                }
-                el.total_burst = el.burst_ratio;
-                el.total_flow = el.flow_ratio;
-                Vec usage = kZero, demand = kZero;
-                for (int c : el.children) {
-                    const Element& child = e_[c];
-                    el.total_flow += child.total_flow;
-                    el.total_burst += child.total_burst;
-                    usage = vadd(usage, child.usage);
-                    demand = vadd(demand, child.demand);
-                }
-                el.usage = usage;
-                el.demand = demand;
+        Element& el = e_[i];
+        if (!el.is_op) {
+            if (el.itype != 0) {
+                el.burst_ratio = max_resource_ratio(el.burst, total);
+                el.flow_ratio = max_resource_ratio(el.flow, total);
+            } else {
+                el.burst_ratio = 0.0;
+                el.flow_ratio = 0.0;
             }
-            el.limits_share = share_of(vmin(el.limits, total), total);
-            el.sg = share_of(el.inferred, total);
-            el.dominant = el.usage == kZero ? dominant_resource(el.demand, total)
-                                            : dominant_resource(el.usage, total);
-            el.usage_share = share_of(el.usage, total);
-            el.demand_share = share_of(el.demand, total);
-            if (!el.is_op && el.fifo) {
-                prepare_fifo_pool(i);
-                fifo_pools_.push_back(i);
+            el.total_burst = el.burst_ratio;
+            el.total_flow = el.flow_ratio;
+            Vec usage = kZero, demand = kZero;
+            for (int c : el.children) {
+                const Element& child = e_[c];
+                el.total_flow += child.total_flow;
+                el.total_burst += child.total_burst;
+                usage = vadd(usage, child.usage);
+                demand = vadd(demand, child.demand);
             }
-            if (el.is_root) {
-                Vec strong = kZero;
-                for (int c : el.children) strong = vadd(strong, e_[c].sg);
-                el.sg = strong;
-            }
+            el.usage = usage;
+            el.demand = demand;
         }
+        el.limits_share = share_of(vmin(el.limits, total), total);
+        el.sg = share_of(el.inferred, total);
+        el.dominant = el.usage == kZero ? dominant_resource(el.demand, total)
+                                        : dominant_resource(el.usage, total);
+        el.usage_share = share_of(el.usage, total);
+        el.demand_share = share_of(el.demand, total);
+        if (!el.is_op && el.fifo) prepare_fifo_pool(i);
+        if (el.is_root) {
+            Vec strong = kZero;
+            for (int c : el.children) strong = vadd(strong, e_[c].sg);
+            el.sg = strong;
+        }
+    }
+
+    // Calls ``visit(i)`` on every element, children before their parent.  One thread: the
+    // tree's post-order.  More: the caller splits the top levels off until there are enough
+    // subtrees below them, the subtrees are walked (each in post-order) on the engine's
+    // threads, then the caller visits the top levels in post-order.  ``visit(i)`` must write
+    // only i's record (and its children's, below the split) and read only i's subtree, which
+    // then has every child finished before its parent as in the single walk: same doubles.
+    template <class Visit>
+    void bottom_up_by_subtrees(Visit&& visit) {
+        const int threads = engine_threads();
+        auto all = [](int) { return true; };
+        if (threads <= 1 || e_.size() < parallel_build_min()) {
+            for (int i : postorder(root_, all)) visit(i);
+            return;
+        }
+        const std::size_t wanted = static_cast<std::size_t>(threads) * kDistributeSubtreesPerThread;
+        std::vector<char> top(e_.size(), 0);
+        std::vector<int> level{root_}, next;
+        while (level.size() < wanted) {
+            next.clear();
+            bool split = false;
+            for (int i : level) {
+                const Element& el = e_[i];
+                if (el.is_op || el.children.empty()) {
+                    next.push_back(i);
+                    continue;
+                }
+                top[static_cast<std::size_t>(i)] = 1;
+                split = true;
+                next.insert(next.end(), el.children.begin(), el.children.end());
+            }
+            level.swap(next);
+            if (!split) break;
+        }
+        std::vector<std::exception_ptr> errors(level.size());
+        parallel_items(level.size(), threads, [&](int, std::size_t k) {
+            try {
+                for (int i : postorder(level[k], all)) visit(i);
+            } catch (...) {
+                errors[k] = std::current_exception();
+            }
+        });
+        for (const auto& error : errors)
+            if (error) std::rethrow_exception(error);
+        if (top[static_cast<std::size_t>(root_)])
+            for (int i : postorder(root_, [&](int j) { return top[static_cast<std::size_t>(j)] != 0; }))
+                visit(i);
     }
 
     // -- integral volumes --
@@ -1020,38 +1133,101 @@ public:
             out[k] = pymin(1.0, fit_factor * (e_[pool.children[k]].weight / min_weight));
     }
 
+    // Distributes ``start``'s share over its subtree, element by element: each element's
+    // results depend only on the suggestion its parent hands it and on its own (and its
+    // children's) finished functions, so the subtrees below a level are independent of each
+    // other and of the order they are visited in (see ``distribute_subtrees``).
     void distribute_scalar(int start, double start_suggestion, bool promised) {
-        std::vector<std::pair<int, double>> stack{{start, start_suggestion}};
-        std::vector<double> suggestions;
-        while (!stack.empty()) {
-            auto [i, suggestion] = stack.back();
-            stack.pop_back();
-            Element& el = e_[i];
-            if (el.is_op) {
-                set_detailed(el, value_at(el.fsbs, suggestion), promised);
-                continue;
+        distribute_subtrees(std::pair<int, double>{start, start_suggestion},
+                            [&](const std::pair<int, double>& item,
+                                std::vector<std::pair<int, double>>& out) {
+                                distribute_scalar_one(item.first, item.second, promised, out);
+                            });
+    }
+
+    // One element of ``distribute_scalar``: sets its results and appends its children with
+    // their suggestions (in the order of ``children_in_order``) to ``out``.
+    void distribute_scalar_one(int i, double suggestion, bool promised,
+                               std::vector<std::pair<int, double>>& out) {
+        Element& el = e_[i];
+        if (el.is_op) {
+            set_detailed(el, value_at(el.fsbs, suggestion), promised);
+            return;
+        }
+        const auto& children = children_in_order(el);
+        if (children.empty()) {
+            set_detailed(el, kZero, promised);
+            return;
+        }
+        const Vec suggested = value_at(el.fsbs, suggestion);
+        const Vec ceiling = vadd(suggested, kEpsilonVec);
+        std::vector<double> buffer;
+        auto fits = [&](double fit_factor) {
+            child_suggestions(el, fit_factor, buffer);
+            Vec acc = kZero;
+            for (std::size_t k = 0; k < children.size(); ++k)
+                acc = vadd(acc, value_at(e_[children[k]].fsbs, buffer[k]));
+            return dominates(ceiling, acc);
+        };
+        double fit_factor = value_at(el.mffbs, suggestion);
+        if (!fits(fit_factor)) fit_factor = inverse_lower_bound(0.0, fit_factor, fits);
+        child_suggestions(el, fit_factor, buffer);
+        for (std::size_t k = 0; k < children.size(); ++k) out.emplace_back(children[k], buffer[k]);
+        set_detailed(el, suggested, promised);
+    }
+
+    // Runs a top-down distribution from ``start``: ``step(item, out)`` handles one element and
+    // appends its children's items to ``out``.  One thread: a pre-order walk, as the reference.
+    // More: the caller handles whole levels until there are enough subtrees (or none), then the
+    // subtrees are shared out among the engine's threads, each walked in pre-order.  Every
+    // element is handled once from the same item either way, and ``step`` writes only that
+    // element's record, so the results are the same doubles; only which error is met first
+    // could differ, so on any error the whole distribution runs again on the caller alone
+    // (idempotent: every element is written again from the same item) and raises the
+    // sequential engine's error.
+    template <class Item, class Step>
+    void distribute_subtrees(const Item& start, Step&& step) {
+        auto walk = [&](const Item& from) {
+            std::vector<Item> stack{from};
+            std::vector<Item> children;
+            while (!stack.empty()) {
+                const Item item = stack.back();
+                stack.pop_back();
+                children.clear();
+                step(item, children);
+                for (std::size_t k = children.size(); k-- > 0;) stack.push_back(children[k]);
             }
-            const auto& children = children_in_order(el);
-            if (children.empty()) {
-                set_detailed(el, kZero, promised);
-                continue;
+        };
+        const int threads = engine_threads();
+        if (threads <= 1 || e_.size() < parallel_build_min()) {
+            walk(start);
+            return;
+        }
+        const std::size_t wanted = static_cast<std::size_t>(threads) * kDistributeSubtreesPerThread;
+        std::vector<Item> level{start}, next;
+        try {
+            while (!level.empty() && level.size() < wanted) {
+                next.clear();
+                for (const Item& item : level) step(item, next);
+                level.swap(next);
             }
-            const Vec suggested = value_at(el.fsbs, suggestion);
-            const Vec ceiling = vadd(suggested, kEpsilonVec);
-            std::vector<double> buffer;
-            auto fits = [&](double fit_factor) {
-                child_suggestions(el, fit_factor, buffer);
-                Vec acc = kZero;
-                for (std::size_t k = 0; k < children.size(); ++k)
-                    acc = vadd(acc, value_at(e_[children[k]].fsbs, buffer[k]));
-                return dominates(ceiling, acc);
-            };
-            double fit_factor = value_at(el.mffbs, suggestion);
-            if (!fits(fit_factor)) fit_factor = inverse_lower_bound(0.0, fit_factor, fits);
-            child_suggestions(el, fit_factor, suggestions);
-            for (std::size_t k = children.size(); k-- > 0;)
-                stack.emplace_back(children[k], suggestions[k]);
-            set_detailed(el, suggested, promised);
+        } catch (...) {
+            walk(start);
+            throw;  // not reached: the walk meets the error first
+        }
+        if (level.empty()) return;
+        std::atomic<bool> failed{false};
+        parallel_items(level.size(), threads, [&](int, std::size_t k) {
+            if (failed.load(std::memory_order_relaxed)) return;
+            try {
+                walk(level[k]);
+            } catch (...) {
+                failed.store(true, std::memory_order_relaxed);
+            }
+        });
+        if (failed.load()) {
+            walk(start);
+            throw EngineError("distribution failed on a thread only");  // not reached
         }
     }
 
@@ -1076,44 +1252,48 @@ public:
     }
 
     void distribute_vector(int start, const Vec& start_suggested, bool promised) {
-        std::vector<std::pair<int, Vec>> stack{{start, start_suggested}};
-        std::vector<Vec> shares;
-        while (!stack.empty()) {
-            auto [i, suggested] = stack.back();
-            stack.pop_back();
-            Element& el = e_[i];
-            if (el.is_op) {
-                set_detailed(el, suggested, promised);
-                continue;
-            }
-            const auto& children = children_in_order(el);
-            if (children.empty()) {
-                set_detailed(el, kZero, promised);
-                continue;
-            }
-            std::vector<Vec> buffer;
-            auto children_total = [&](double fit_factor) {
-                child_shares(el, fit_factor, buffer);
-                Vec acc = kZero;
-                for (const Vec& s : buffer) acc = vadd(acc, s);
-                return acc;
-            };
-            const double right_bound = el.fsbff_right_bound;
-            double fit_factor = inverse_lower_bound(0.0, right_bound, [&](double f) {
-                return dominates(suggested, children_total(f));
-            });
-            if (!dominates(kEpsilonVec, vsub(suggested, children_total(fit_factor))) &&
-                o_.improved_gap) {
-                const Vec ceiling = vadd(suggested, kEpsilonVec);
-                fit_factor = inverse_lower_bound(fit_factor, right_bound, [&](double f) {
-                    return dominates(ceiling, children_total(f));
-                });
-            }
-            if (fit_factor < kEpsilon) fit_factor = 0.0;
-            child_shares(el, fit_factor, shares);
-            for (std::size_t k = children.size(); k-- > 0;) stack.emplace_back(children[k], shares[k]);
+        distribute_subtrees(std::pair<int, Vec>{start, start_suggested},
+                            [&](const std::pair<int, Vec>& item,
+                                std::vector<std::pair<int, Vec>>& out) {
+                                distribute_vector_one(item.first, item.second, promised, out);
+                            });
+    }
+
+    // One element of ``distribute_vector`` (see ``distribute_scalar_one``).
+    void distribute_vector_one(int i, const Vec& suggested, bool promised,
+                               std::vector<std::pair<int, Vec>>& out) {
+        Element& el = e_[i];
+        if (el.is_op) {
             set_detailed(el, suggested, promised);
+            return;
         }
+        const auto& children = children_in_order(el);
+        if (children.empty()) {
+            set_detailed(el, kZero, promised);
+            return;
+        }
+        std::vector<Vec> buffer;
+        auto children_total = [&](double fit_factor) {
+            child_shares(el, fit_factor, buffer);
+            Vec acc = kZero;
+            for (const Vec& s : buffer) acc = vadd(acc, s);
+            return acc;
+        };
+        const double right_bound = el.fsbff_right_bound;
+        double fit_factor = inverse_lower_bound(0.0, right_bound, [&](double f) {
+            return dominates(suggested, children_total(f));
+        });
+        if (!dominates(kEpsilonVec, vsub(suggested, children_total(fit_factor))) &&
+            o_.improved_gap) {
+            const Vec ceiling = vadd(suggested, kEpsilonVec);
+            fit_factor = inverse_lower_bound(fit_factor, right_bound, [&](double f) {
+                return dominates(ceiling, children_total(f));
+            });
+        }
+        if (fit_factor < kEpsilon) fit_factor = 0.0;
+        child_shares(el, fit_factor, buffer);
+        for (std::size_t k = 0; k < children.size(); ++k) out.emplace_back(children[k], buffer[k]);
+        set_detailed(el, suggested, promised);
     }
 
     void compute_promised_guarantee_fair_share() {
@@ -1187,23 +1367,6 @@ public:
 };
 
 }  // namespace
-
-// Runs ``body(from, to)`` over [0, n) in ranges of kMinParallelRows rows shared out among the
-// engine's threads (on the caller alone for small n or one thread).  ``body`` must not throw.
-template <class Body>
-void for_row_ranges(int64_t n, Body&& body) {
-    const int threads = engine_threads();
-    const auto rows = static_cast<int64_t>(kMinParallelRows);
-    if (threads <= 1 || n < rows) {
-        body(0, n);
-        return;
-    }
-    const auto ranges = static_cast<std::size_t>((n + rows - 1) / rows);
-    parallel_items(ranges, threads, [&](int, std::size_t range) {
-        const int64_t from = static_cast<int64_t>(range) * rows;
-        body(from, std::min(n, from + rows));
-    });
-}
 
 std::size_t parallel_build_min() { return g_parallel_build_min.load(std::memory_order_relaxed); }
 

@@ -1,6 +1,7 @@
 """The native core's thread count changes no result: one thread and several give ``==`` results.
 
-The core shares out per-element function building (level by level) and wide sums among its
+The core shares out per-element function building (level by level), wide sums, the top-down
+distribution and the bottom-up attributes (by subtrees) and the element table's rows among its
 threads (``ytsched.fairshare.native.set_threads``).  Every shared item is computed with the same
 operations whichever thread runs it, so these tests force the threaded paths on small trees
 (``set_parallel_build_min(0)``, ``set_parallel_sum_pairs(0)``) and compare one thread with two
@@ -114,6 +115,15 @@ def test_larger_generated_tree_default_thresholds() -> None:
     native.set_parallel_sum_pairs(1 << 19)
     document = generate_tree(100, 1000, depth=4, seed=7, integral_fraction=0.2)
     assert_same_for_thread_counts(document)
+
+
+def test_tree_above_the_row_range_threshold() -> None:
+    """More rows than one range (4,096): the element table is constructed and read in ranges
+    on both threads, and the distribution and attribute steps split the tree into subtrees."""
+    native.set_parallel_build_min(64)
+    native.set_parallel_sum_pairs(1 << 19)
+    document = generate_tree(300, 4500, depth=4, seed=11, integral_fraction=0.2)
+    assert_same_for_thread_counts(document, counts=(2,))
 
 
 @pytest.mark.skipif(GPU_DUMP is None, reason="production GPU dump not available")
