@@ -52,13 +52,19 @@ from ytsched.scheduling.state import (
 )
 
 
-def _view(element: Element, total: Vector, keys: ShareKeys | None = None) -> ShareView:
+def _view(
+    element: Element | None, total: Vector, keys: ShareKeys | None = None, row: int | None = None
+) -> ShareView:
     """The element's share view; with ``keys`` (a native result) the shares come from its
-    packed row (the very doubles the lazy attributes would convert, see :class:`ShareKeys`)."""
+    packed row (the very doubles the lazy attributes would convert, see :class:`ShareKeys`):
+    ``row``, else the element's (``element`` is then not read when ``row`` is given)."""
     if keys is not None:
-        row = ShareKeys.row(element)
+        if row is None:
+            assert element is not None
+            row = ShareKeys.row(element)
         values = _UNPACK_FAIR_DEMAND_USAGE(keys.blob, row * _SHARES_SIZE)
         return ShareView.create(values[0:5], values[5:10], values[10:15], total)
+    assert element is not None
     return ShareView.create(
         element.fair_share.total, element.demand_share, element.usage_share, total
     )
@@ -112,19 +118,21 @@ def _root(result: UpdateResult, config: TreeConfig, keys: ShareKeys | None) -> E
 def _pool_element(
     pool: Pool,
     parent: ElementState,
-    computed: Element,
+    computed: Element | None,
     total: Vector,
     starvation: StarvationState | None,
     filters: _FilterCache,
     keys: ShareKeys | None,
+    row: int | None = None,
 ) -> ElementState:
-    """A pool: its own starvation and preemption settings, else its parent's."""
+    """A pool: its own starvation and preemption settings, else its parent's (its shares
+    from ``computed``, or from its ``row`` of ``keys``: see :func:`_view`)."""
     own = pool.effective
     return ElementState(
         name=pool.name,
         is_operation=False,
         parent=parent,
-        view=_view(computed, total, keys),
+        view=_view(computed, total, keys, row),
         usage=ZERO,
         specified_limits=_limits(own.resource_limits),
         tolerance=(
@@ -637,13 +645,25 @@ def _pool_elements(
     elements: dict[str, ElementState] = {root.name: root}
     pools: list[tuple[Pool, ElementState]] = []
     limited: dict[str, list[ElementState]] = {root.name: []}
+    computed_pools = result.pools
+    # With a native result (``keys``), pools are found by row, their elements not created.
+    native = cast(ElementsByName, computed_pools) if keys is not None else None
+    computed: Element | None = None
+    row: int | None = None
     for pool in tree.root.descendants():
-        computed = result.pools.get(pool.name)
-        if pool.is_root or pool.parent is None or computed is None:
+        if pool.is_root or pool.parent is None:
             continue
+        if native is not None:
+            if pool.name not in native:
+                continue
+            row = native.row(pool.name)
+        else:
+            computed = computed_pools.get(pool.name)
+            if computed is None:
+                continue
         parent = elements[pool.parent.name]
         element = _pool_element(
-            pool, parent, computed, total, starvation_of(pool.name), filters, keys
+            pool, parent, computed, total, starvation_of(pool.name), filters, keys, row
         )
         elements[pool.name] = element
         pools.append((pool, element))
