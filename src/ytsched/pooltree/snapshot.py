@@ -11,10 +11,11 @@ attributes back to the live tree.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ytsched.config.pool import PoolConfig
 from ytsched.config.tree import TreeConfig
+from ytsched.fairshare import native
 from ytsched.fairshare.model import (
     FifoSortParameter,
     IntegralGuarantees,
@@ -470,12 +471,34 @@ def update_snapshot(tree: PoolTree, now: float, total: Vector) -> TreeSnapshot:
 
 def apply_result(tree: PoolTree, now: float, result: UpdateResult) -> UpdateResult:
     """The last step of :func:`update`: keep the integral volumes and the result of an update
-    computed on :func:`update_snapshot`'s input at ``now`` (pools removed since are skipped)."""
-    for name, element in result.pools.items():
-        pool = tree.pools.get(name)
-        if pool is not None:
-            pool.accumulated_resource_volume = element.integral.accumulated_volume
-            pool.last_integral_share_ratio = element.integral.last_share_ratio
+    computed on :func:`update_snapshot`'s input at ``now`` (pools removed since are skipped).
+
+    A native result's volumes are read from its result arrays by row, the very doubles
+    ``element.integral`` would convert (its first six columns, ``IntegralState``'s first two
+    fields), without creating the elements or the rest of their integral states."""
+    arrays = native.result_arrays(result)
+    if arrays is not None:
+        computed = cast(native.ElementsByName, result.pools)
+        start = native.OUT_INTEGRAL
+        volumes = arrays[0][:, start : start + 6].tolist()
+        for name in computed:
+            pool = tree.pools.get(name)
+            if pool is not None:
+                values = volumes[computed.row(name)]
+                pool.accumulated_resource_volume = (
+                    values[0],
+                    values[1],
+                    values[2],
+                    values[3],
+                    values[4],
+                )
+                pool.last_integral_share_ratio = values[5]
+    else:
+        for name, element in result.pools.items():
+            pool = tree.pools.get(name)
+            if pool is not None:
+                pool.accumulated_resource_volume = element.integral.accumulated_volume
+                pool.last_integral_share_ratio = element.integral.last_share_ratio
     tree.last_result = result
     tree.last_update_time = now
     tree.clock = max(tree.clock, now)

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
+from typing import cast
 
 from ytsched.config.resources import ResourceAmounts
 from ytsched.config.tagfilter import TagFilter
 from ytsched.config.tree import TreeConfig
 from ytsched.fairshare.elements import Element
-from ytsched.fairshare.native import ShareKeys
+from ytsched.fairshare.native import ElementsByName, ShareKeys
 from ytsched.fairshare.update import UpdateResult
 from ytsched.pooltree import effective
 from ytsched.pooltree.operations import OperationState
@@ -51,13 +52,19 @@ from ytsched.scheduling.state import (
 )
 
 
-def _view(element: Element, total: Vector, keys: ShareKeys | None = None) -> ShareView:
+def _view(
+    element: Element | None, total: Vector, keys: ShareKeys | None = None, row: int | None = None
+) -> ShareView:
     """The element's share view; with ``keys`` (a native result) the shares come from its
-    packed row (the very doubles the lazy attributes would convert, see :class:`ShareKeys`)."""
+    packed row (the very doubles the lazy attributes would convert, see :class:`ShareKeys`):
+    ``row``, else the element's (``element`` is then not read when ``row`` is given)."""
     if keys is not None:
-        row = ShareKeys.row(element)
+        if row is None:
+            assert element is not None
+            row = ShareKeys.row(element)
         values = _UNPACK_FAIR_DEMAND_USAGE(keys.blob, row * _SHARES_SIZE)
         return ShareView.create(values[0:5], values[5:10], values[10:15], total)
+    assert element is not None
     return ShareView.create(
         element.fair_share.total, element.demand_share, element.usage_share, total
     )
@@ -111,19 +118,21 @@ def _root(result: UpdateResult, config: TreeConfig, keys: ShareKeys | None) -> E
 def _pool_element(
     pool: Pool,
     parent: ElementState,
-    computed: Element,
+    computed: Element | None,
     total: Vector,
     starvation: StarvationState | None,
     filters: _FilterCache,
     keys: ShareKeys | None,
+    row: int | None = None,
 ) -> ElementState:
-    """A pool: its own starvation and preemption settings, else its parent's."""
+    """A pool: its own starvation and preemption settings, else its parent's (its shares
+    from ``computed``, or from its ``row`` of ``keys``: see :func:`_view`)."""
     own = pool.effective
     return ElementState(
         name=pool.name,
         is_operation=False,
         parent=parent,
-        view=_view(computed, total, keys),
+        view=_view(computed, total, keys, row),
         usage=ZERO,
         specified_limits=_limits(own.resource_limits),
         tolerance=(
@@ -250,10 +259,11 @@ def _settings(
 def _template(
     settings: OperationSettings,
     shares: bytes,
-    computed: Element,
+    computed: Element | None,
     total: Vector,
     bounds: PreemptionBounds | None = None,
     from_shares: bool = False,
+    fifo_index: int | None = None,
 ) -> OperationTemplate:
     """What the operation's computed shares give under its settings, from scratch; with
     ``bounds`` when the caller has them from the same settings, fair and demand shares and
@@ -261,14 +271,17 @@ def _template(
 
     ``from_shares``: read the fair, demand and usage shares and the demand from the packed
     ``shares`` (the very doubles the element's attributes hold, see :class:`ShareKeys`)
-    instead of converting them from the element; the tree's total is ``total`` either way."""
+    instead of converting them from the element, and the FIFO index is ``fifo_index`` (the
+    element, ``computed``, is then not read and may be ``None``: creating a native result's
+    element costs more than the rest of an unchanged operation's step); the tree's total is
+    ``total`` either way."""
     if from_shares:
         values = _UNPACK_SHARES(shares)
         fair, demand_share, usage = values[0:5], values[5:10], values[10:15]
         demand = values[20:25]
-        fifo_index = ShareKeys.fifo_index(computed)
         view = ShareView.create(fair, demand_share, usage, total)
     else:
+        assert computed is not None
         demand = computed.resource_demand
         fifo_index = computed.fifo_index
         view = _view(computed, total)
@@ -301,24 +314,30 @@ def _current_template(
     entry: TreeOperation,
     parent: ElementState,
     pool_key: tuple[object, ...],
-    computed: Element,
+    computed: Element | None,
     total: Vector,
     record: OperationRecord,
     filters: _FilterCache,
     incremental: bool,
     keys: ShareKeys | None,
+    row: int | None = None,
 ) -> OperationTemplate:
     """The operation's template for this update: the record's when every input is the same
     (and ``incremental``), else a new one (kept in the record when ``incremental``).
 
     ``pool_key`` is :func:`_pool_key` of ``parent``.  ``keys`` holds the same bit patterns
     for a native result, read from the core's rows in one pass instead of through each
-    element's lazy attributes (the byte strings compared are identical either way)."""
+    element's lazy attributes (the byte strings compared are identical either way); ``row``
+    is then the operation's row in the result (:meth:`ElementsByName.row`), read from
+    ``computed`` when ``None`` (only then is ``computed`` read, and may otherwise be ``None``)."""
     if keys is not None:
-        row = ShareKeys.row(computed)
+        if row is None:
+            assert computed is not None
+            row = ShareKeys.row(computed)
         shares = keys.blob[row * _SHARES_SIZE : (row + 1) * _SHARES_SIZE]
         fifo_index = keys.fifo_indexes[row]
     else:
+        assert computed is not None
         shares = _PACK_SHARES(
             *computed.fair_share.total,
             *computed.demand_share,
@@ -343,7 +362,7 @@ def _current_template(
             bounds = template.bounds
     else:
         settings = _settings(key, tree, entry, parent, filters)
-    template = _template(settings, shares, computed, total, bounds, keys is not None)
+    template = _template(settings, shares, computed, total, bounds, keys is not None, fifo_index)
     record.template = template
     return template
 
@@ -353,7 +372,7 @@ def _operation(
     entry: TreeOperation,
     parent: ElementState,
     pool_key: tuple[object, ...],
-    computed: Element,
+    computed: Element | None,
     total: Vector,
     starvation: StarvationState | None,
     record: OperationRecord,
@@ -362,6 +381,7 @@ def _operation(
     reusable: ScheduledOperation | None,
     incremental: bool,
     keys: ShareKeys | None,
+    row: int | None = None,
 ) -> ScheduledOperation:
     """An operation's scheduling state: its template (reused when ``incremental`` and its
     key did not change) and what may change without its inputs changing (running state,
@@ -369,11 +389,12 @@ def _operation(
 
     ``pool_key`` is :func:`_pool_key` of ``parent``; ``limited`` is the parent's chain of
     ancestors with ``resource_limits``; ``reusable`` is the operation's state in the disposed
-    state this one replaces, or ``None``.
+    state this one replaces, or ``None``; ``computed`` and ``row`` as in
+    :func:`_current_template`.
     """
     operation = entry.operation
     template = _current_template(
-        tree, entry, parent, pool_key, computed, total, record, filters, incremental, keys
+        tree, entry, parent, pool_key, computed, total, record, filters, incremental, keys, row
     )
     reason, pending = live_inputs(entry)
     if starvation is None:
@@ -401,7 +422,7 @@ def _unchanged(
     entry: TreeOperation,
     record: OperationRecord,
     context: tuple[ElementState, tuple[object, ...], list[ElementState]],
-    computed: Element,
+    row: int,
     blob: bytes,
     fifo_indexes: list[int | None],
     starvation: dict[str, StarvationState],
@@ -412,18 +433,18 @@ def _unchanged(
 
     The tests are those of :func:`_current_template` (the record's template has the same
     settings key and the same packed shares and FIFO index, read from the native result's
-    ``blob`` in place: ``startswith`` at the row's offset compares the same 200 bytes the
-    slice would hold) and of :func:`_operation` (``op`` was built from that template for the
-    same operation, entry and record), with the pool's key by identity (an equal key that is
-    another object takes the general path, which compares by value).  What follows is
-    :func:`live_inputs`, :func:`_reset` and the rest of :func:`_operation`, written out."""
+    ``blob`` in place at the operation's ``row``: ``startswith`` at the row's offset compares
+    the same 200 bytes the slice would hold) and of :func:`_operation` (``op`` was built from
+    that template for the same operation, entry and record), with the pool's key by identity
+    (an equal key that is another object takes the general path, which compares by value).
+    What follows is :func:`live_inputs`, :func:`_reset` and the rest of :func:`_operation`,
+    written out."""
     template = record.template
     if template is None or op.template is not template:
         return None
     operation = entry.operation
     parent, pool_key, limited = context
     key = template.settings.key
-    row = ShareKeys.row(computed)
     if not (
         op.entry is entry
         and op.operation is operation
@@ -624,13 +645,25 @@ def _pool_elements(
     elements: dict[str, ElementState] = {root.name: root}
     pools: list[tuple[Pool, ElementState]] = []
     limited: dict[str, list[ElementState]] = {root.name: []}
+    computed_pools = result.pools
+    # With a native result (``keys``), pools are found by row, their elements not created.
+    native = cast(ElementsByName, computed_pools) if keys is not None else None
+    computed: Element | None = None
+    row: int | None = None
     for pool in tree.root.descendants():
-        computed = result.pools.get(pool.name)
-        if pool.is_root or pool.parent is None or computed is None:
+        if pool.is_root or pool.parent is None:
             continue
+        if native is not None:
+            if pool.name not in native:
+                continue
+            row = native.row(pool.name)
+        else:
+            computed = computed_pools.get(pool.name)
+            if computed is None:
+                continue
         parent = elements[pool.parent.name]
         element = _pool_element(
-            pool, parent, computed, total, starvation_of(pool.name), filters, keys
+            pool, parent, computed, total, starvation_of(pool.name), filters, keys, row
         )
         elements[pool.name] = element
         pools.append((pool, element))
@@ -685,12 +718,23 @@ def build_tree_state(
     computed_operations = result.operations
     blob = keys.blob if keys is not None else b""
     fifo_indexes = keys.fifo_indexes if keys is not None else []
+    # With a native result, operations are found by row, their elements never created (see
+    # :func:`_template`); ``keys`` is only set for one, whose operations are ElementsByName.
+    row_of = cast(ElementsByName, computed_operations).row if keys is not None else None
+    computed: Element | None = None
+    row = -1
     for entry in tree.operations.values():
         operation = entry.operation
         op_id = operation.id
-        computed = computed_operations.get(op_id)
-        if computed is None:
-            continue
+        if row_of is not None:
+            try:
+                row = row_of(op_id)
+            except KeyError:
+                continue
+        else:
+            computed = computed_operations.get(op_id)
+            if computed is None:
+                continue
         record = records.get(op_id)
         if record is None:
             record = OperationRecord()
@@ -709,7 +753,7 @@ def build_tree_state(
             by_pool[pool_name] = []
         old = reusable.get(op_id)
         op = (
-            _unchanged(old, entry, record, context, computed, blob, fifo_indexes, starvation)
+            _unchanged(old, entry, record, context, row, blob, fifo_indexes, starvation)
             if old is not None and keys is not None
             else None
         )
@@ -728,6 +772,7 @@ def build_tree_state(
                 old,
                 incremental,
                 keys,
+                row,
             )
         elements[op_id] = op.element
         operations[op_id] = op
