@@ -130,8 +130,9 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--operations", type=int, default=10_000, help="arrivals per day")
     parser.add_argument("--hours", type=float, default=24.0, help="simulated hours")
-    parser.add_argument("--heartbeat-period", default="5s")
-    parser.add_argument("--update-period", default="5s")
+    period_help = "a duration such as 5s or 500ms; a bare number is milliseconds, as in scenarios"
+    parser.add_argument("--heartbeat-period", default="5s", help=period_help)
+    parser.add_argument("--update-period", default="5s", help=period_help)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--profile", action="store_true")
     parser.add_argument(
@@ -150,7 +151,8 @@ def main() -> None:
     scenario = load_scenario(document)
     print(
         f"{args.nodes} nodes, {len(scenario.operations)} operations over {args.hours:g} h,"
-        f" heartbeat {args.heartbeat_period}, fair-share update {args.update_period}"
+        f" heartbeat {scenario.document.cluster.heartbeat_period / 1000:g} s,"
+        f" fair-share update {scenario.document.scheduler.fair_share_update_period / 1000:g} s"
     )
     profiler = cProfile.Profile(time.process_time) if args.profile else None
     started = time.perf_counter()
