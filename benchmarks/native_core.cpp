@@ -66,8 +66,8 @@ int main(int argc, char** argv) {
     int64_t header[4];
     in.read(reinterpret_cast<char*>(header), sizeof header);
     const int64_t n = header[0];
-    double of[11];
-    int32_t oi[10];
+    double of[ytsched::kOptionsF];
+    int32_t oi[ytsched::kOptionsI];
     in.read(reinterpret_cast<char*>(of), sizeof of);
     in.read(reinterpret_cast<char*>(oi), sizeof oi);
     std::vector<double> in_f(static_cast<std::size_t>(n * ytsched::kInF));
@@ -78,24 +78,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "short file\n");
         return 2;
     }
-    ytsched::Options o;
-    o.total = {of[0], of[1], of[2], of[3], of[4]};
-    o.now = of[5];
-    o.previous_update_time = of[6];
-    o.saturation_period = of[7];
-    o.smooth_period = of[8];
-    o.relaxed_share_multiplier_limit = of[9];
-    o.weight_multiplier = of[10];
-    o.has_times = oi[0] != 0;
-    o.main_resource = oi[1];
-    o.should_distribute_free_volume = oi[2] != 0;
-    o.step_function_for_gangs = oi[3] != 0;
-    o.improved = oi[4] != 0;
-    o.improved_gap = oi[5] != 0;
-    o.fast_fifo = oi[6] != 0;
-    o.fifo_reordering = oi[7] != 0;
-    o.has_weight_multiplier = oi[8] != 0;
-    o.truncate_inferred_guarantees = oi[9] != 0;
+    ytsched::Options o = ytsched::options_from_flat(of, oi);
     std::vector<double> out_f(static_cast<std::size_t>(n * ytsched::kOutF));
     std::vector<int32_t> out_i(static_cast<std::size_t>(n * ytsched::kOutI));
     std::vector<double> walls, cpus, faults;

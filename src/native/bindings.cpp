@@ -30,28 +30,11 @@ nb::tuple run(Matrix<const double> in_f, Matrix<const int32_t> in_i, Array<doubl
         static_cast<int64_t>(in_i.shape(0)) != n || static_cast<int64_t>(out_f.shape(0)) != n ||
         static_cast<int64_t>(out_i.shape(0)) != n)
         throw nb::value_error("run_update: array shapes do not match the flat layout");
-    if (opts_f.shape(0) != 11 || opts_i.shape(0) != 10)
+    if (opts_f.shape(0) != ytsched::kOptionsF || opts_i.shape(0) != ytsched::kOptionsI)
         throw nb::value_error("run_update: option arrays have the wrong length");
     const double* of = opts_f.data();
     const int32_t* oi = opts_i.data();
-    ytsched::Options o;
-    o.total = {of[0], of[1], of[2], of[3], of[4]};
-    o.now = of[5];
-    o.previous_update_time = of[6];
-    o.saturation_period = of[7];
-    o.smooth_period = of[8];
-    o.relaxed_share_multiplier_limit = of[9];
-    o.weight_multiplier = of[10];
-    o.has_times = oi[0] != 0;
-    o.main_resource = oi[1];
-    o.should_distribute_free_volume = oi[2] != 0;
-    o.step_function_for_gangs = oi[3] != 0;
-    o.improved = oi[4] != 0;
-    o.improved_gap = oi[5] != 0;
-    o.fast_fifo = oi[6] != 0;
-    o.fifo_reordering = oi[7] != 0;
-    o.has_weight_multiplier = oi[8] != 0;
-    o.truncate_inferred_guarantees = oi[9] != 0;
+    ytsched::Options o = ytsched::options_from_flat(of, oi);
     if (o.main_resource < 0 || o.main_resource > 4)
         throw nb::value_error("run_update: main resource index out of range");
 

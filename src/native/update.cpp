@@ -1493,4 +1493,26 @@ void run_update(int64_t n, const double* in_f, const int32_t* in_i, const Option
     });
 }
 
+Options options_from_flat(const double* of, const int32_t* oi) {
+    Options o;
+    o.total = {of[0], of[1], of[2], of[3], of[4]};
+    o.now = of[5];
+    o.previous_update_time = of[6];
+    o.saturation_period = of[7];
+    o.smooth_period = of[8];
+    o.relaxed_share_multiplier_limit = of[9];
+    o.weight_multiplier = of[10];
+    o.has_times = oi[0] != 0;
+    o.main_resource = oi[1];
+    o.should_distribute_free_volume = oi[2] != 0;
+    o.step_function_for_gangs = oi[3] != 0;
+    o.improved = oi[4] != 0;
+    o.improved_gap = oi[5] != 0;
+    o.fast_fifo = oi[6] != 0;
+    o.fifo_reordering = oi[7] != 0;
+    o.has_weight_multiplier = oi[8] != 0;
+    o.truncate_inferred_guarantees = oi[9] != 0;
+    return o;
+}
+
 }  // namespace ytsched

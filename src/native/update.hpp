@@ -106,6 +106,12 @@ struct Options {
     bool truncate_inferred_guarantees = false;
 };
 
+// Lengths of the two option arrays the Python side packs (ytsched/fairshare/flat.py, opts_f and
+// opts_i), decoded by options_from_flat: one layout for the module and the benchmark driver.
+constexpr int kOptionsF = 11;
+constexpr int kOptionsI = 10;
+Options options_from_flat(const double* opts_f, const int32_t* opts_i);
+
 // Seconds spent per step of one update (the per-step profile in docs/performance.md).
 enum Step : int {
     kStepSetup = 0,        // reading the flat input, linking the tree

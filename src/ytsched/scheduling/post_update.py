@@ -982,79 +982,22 @@ def _operations_step(
     return priority_operations, graceful
 
 
-def _update_starvation(
-    elements: dict[str, ElementState],
-    config: TreeConfig,
-    now: float,
-    operations: dict[str, ScheduledOperation] | None = None,
-) -> None:
+def _update_starvation(elements: dict[str, ElementState], config: TreeConfig, now: float) -> None:
     """Statuses and the starvation state machine of every element (``UpdateStarvationStatuses``).
 
-    ``operations``: every operation element of ``elements``, which then follow all the pools
-    (as :func:`build_tree_state` builds them): the pools are done first, then each operation
-    in one step (:func:`_operation_starvation`), since an operation's step reads only itself
-    and its parent's pointers."""
+    :func:`build_tree_state` does the same in two parts (:func:`_pool_starvation`, then each
+    operation inside :func:`_operations_step`); this whole-tree form serves the state built
+    aside (``post_update_aside``)."""
     coefficient = config.allocation_count_preemption_timeout_coefficient
     aggressive_timeout = config.fair_share_aggressive_starvation_timeout / MS
     pool_starvation = config.enable_pool_starvation
-    pools = (
-        elements.values()
-        if operations is None
-        else [element for element in elements.values() if not element.is_operation]
-    )
-    for element in pools:
+    for element in elements.values():
         if element.parent is not None:
             element_starvation(element, now, coefficient, aggressive_timeout, pool_starvation)
     # Elements are in pre-order (parents first), so the parent's pointers are ready.
-    for element in pools:
+    for element in elements.values():
         if element.parent is not None:
             starving_pointers(element)
-    if operations is not None:
-        _operation_starvation(operations, now, coefficient, aggressive_timeout)
-
-
-def _operation_starvation(
-    operations: dict[str, ScheduledOperation],
-    now: float,
-    coefficient: float,
-    aggressive_timeout: float,
-) -> None:
-    """:func:`element_starvation` and :func:`starving_pointers` of every operation element,
-    written out in one loop (the same statuses, the same timeouts computed by the same
-    operations as :func:`scaled_timeouts`, the same state-machine step); its parent's
-    pointers must be set."""
-    non_starving = StarvationStatus.NON_STARVING
-    aggressively_starving = StarvationStatus.AGGRESSIVELY_STARVING
-    normal = SchedulableStatus.NORMAL
-    for op in operations.values():
-        element = op.element
-        template = op.template
-        if not element.schedulable:
-            status = normal
-        elif template is not None:
-            status = template.status
-        else:
-            view = element.view
-            tolerance = operation_tolerance(view, element.tolerance)
-            status = schedulable_status(view, tolerance, view.usage_share)
-        element.status = status
-        timeout, aggressive = element.timeout, aggressive_timeout
-        ratio = op.pending_allocation_count / coefficient
-        if ratio < 1.0:
-            timeout, aggressive = timeout * ratio, aggressive * ratio
-        state = element.starvation
-        check_for_starvation(
-            state, status, now, timeout, aggressive, element.aggressive_starvation_enabled
-        )
-        parent = element.parent
-        assert parent is not None
-        starving = state.status
-        element.lowest_starving = (
-            element if starving is not non_starving else parent.lowest_starving
-        )
-        element.lowest_aggressively_starving = (
-            element if starving is aggressively_starving else parent.lowest_aggressively_starving
-        )
 
 
 def element_starvation(
