@@ -141,6 +141,9 @@ class Simulation:
         self.sweep_position: tuple[int, int] | None = None
         self.actions_since_update = False
         self.node_online_since: dict[str, float] = {}
+        self._online_addresses: tuple[str, ...] | None = None
+        """The online nodes' addresses in :attr:`nodes` order (``None``: to build again; nodes
+        join and leave only in ``_add_nodes`` and ``_remove_nodes``)."""
         self.group_sizes: dict[str, int] = {}
         self.works: dict[str, OperationWork] = {}
         self.records: dict[str, OperationRecord] = {}
@@ -188,6 +191,7 @@ class Simulation:
 
     def _add_nodes(self, group: NodeGroup, at: float) -> None:
         first = self.group_sizes.get(group.name, 0)
+        self._online_addresses = None
         limits = group.resource_limits.to_vector(0.0)
         tags = frozenset(group.tags)
         for index, address in node_addresses(group, first):
@@ -869,7 +873,10 @@ class Simulation:
         period = self.exec_nodes_check_period
         assert period is not None
         controller = self.scenario.document.controller_agent
-        online = [address for address, node in self.nodes.items() if node.online]
+        online = self._online_addresses
+        if online is None:
+            online = tuple(address for address, node in self.nodes.items() if node.online)
+            self._online_addresses = online
         if (
             self.now < self.scheduler_connected_at + controller.safe_scheduler_online_time / MS
             or len(online) < controller.safe_online_node_count
@@ -972,6 +979,7 @@ class Simulation:
         online = [n for n in self.nodes.values() if n.group == group and n.online]
         online.sort(key=lambda n: n.index, reverse=True)
         victims = online if count is None else online[:count]
+        self._online_addresses = None
         for node in victims:
             self.trees.unregister_node(node.address)
             node.online = False
