@@ -221,7 +221,8 @@ def schedule(
     s0, s1, s2, s3, s4 = ctx.min_spare
     max_started = ctx.max_started
     eps = RESOURCE_EPSILON
-    root = selector.root
+    core = selector.core
+    nodes = selector.nodes
     while True:
         if max_started is not None and ctx.started >= max_started:
             break
@@ -241,15 +242,12 @@ def schedule(
             and s4 <= free[4] + eps
         ):
             break
-        # ``selector.best_leaf()`` inline; the leaf reached is the element's node in this
+        # The descent, one native call; the leaf reached is the element's node in this
         # selector (what ``selector.node_for(element)`` returns).
-        place = root
-        heap = place.heap
-        if not heap:
+        leaf = core.best_leaf()
+        if leaf < 0:
             break
-        while heap:
-            place = heap[0]
-            heap = place.heap
+        place = nodes[leaf]
         op = place.element.operation
         assert op is not None
         refusal = check(op) if check is not None else None
@@ -270,7 +268,7 @@ def schedule(
             # ``_value_`` is what the ``value`` property returns, read without the property.
             value = result._value_  # type: ignore[union-attr]
             reasons[value] = reasons.get(value, 0) + 1
-        selector.deactivate(place)
+        core.deactivate(leaf)
         deactivated.append(place)
     return started
 
