@@ -375,7 +375,7 @@ class Scheduler:
         usage = node.usage
         if not fits(usage, limits):
             return False
-        if state.selector.root.heap:
+        if state.selector.any_active():
             if state.tag_filtered:
                 return False
             if _has_spare(limits, usage, min_spare, max_started):
@@ -387,7 +387,7 @@ class Scheduler:
         due = last is None or now > last + state.config.preemptive_scheduling_backoff / MS
         if due:
             for selector in state.preemptive_selectors.values():
-                if selector.root.heap:
+                if selector.any_active():
                     return False
             if state.any_limits_violated():
                 return False
@@ -896,9 +896,9 @@ def activity_level(state: TreeState) -> int:
     if state.has_graceful_operations or state.any_limits_violated():
         return 2
     for selector in state.preemptive_selectors.values():
-        if selector.root.heap:
+        if selector.any_active():
             return 2
-    return 1 if state.selector.root.heap else 0
+    return 1 if state.selector.any_active() else 0
 
 
 def tree_shapes(trees: PoolTrees) -> dict[str, tuple[object, ...]]:

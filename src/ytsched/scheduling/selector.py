@@ -136,6 +136,10 @@ class Selector:
         leaf = self.core.best_leaf()
         return None if leaf < 0 else self.nodes[leaf].element
 
+    def any_active(self) -> bool:
+        """Is any operation active (the root's heap not empty)?"""
+        return self.core.best_leaf() >= 0
+
     def is_active(self, node: SelectorNode) -> bool:
         return self.core.is_active(node.id)
 
