@@ -35,7 +35,7 @@ class ExactUsage:
     job added to ``running_jobs`` another way (a revived operation) shows as a different
     count and the sums are not used (:meth:`usage`)."""
 
-    __slots__ = ("exact", "jobs", "sums")
+    __slots__ = ("_checked", "_integers", "exact", "jobs", "sums")
 
     def __init__(self) -> None:
         self.sums: dict[str | None, list[int]] = {}
@@ -43,6 +43,11 @@ class ExactUsage:
         self.exact = True
         """Every job counted had integral non-negative resources no larger than
         :data:`LARGEST_EXACT` (once false, it stays false)."""
+        self._checked: Vector | None = None
+        """The resources last found integral (jobs of a task share their task's tuple, so
+        the next job's are usually the very same object: no checks and conversions then)."""
+        self._integers: tuple[int, int, int, int, int] = (0, 0, 0, 0, 0)
+        """:attr:`_checked` as integers."""
 
     def started(self, job: Job) -> None:
         """A new running job (its usage counts)."""
@@ -62,19 +67,40 @@ class ExactUsage:
             self._add(job.tree, job.resources, -1)
 
     def _add(self, tree: str | None, resources: Vector, sign: int) -> None:
-        for value in resources:
-            if not (value.is_integer() and 0.0 <= value <= LARGEST_EXACT):
-                self.exact = False
-                self.sums.clear()
-                return
+        # Runs for every job start and end: a tuple is immutable, so the same object as the
+        # last one checked has the same (integral) values.
+        if resources is self._checked:
+            integers = self._integers
+        else:
+            for value in resources:
+                if not (value.is_integer() and 0.0 <= value <= LARGEST_EXACT):
+                    self.exact = False
+                    self.sums.clear()
+                    return
+            integers = (
+                int(resources[0]),
+                int(resources[1]),
+                int(resources[2]),
+                int(resources[3]),
+                int(resources[4]),
+            )
+            self._checked = resources
+            self._integers = integers
         sums = self.sums.get(tree)
         if sums is None:
             sums = self.sums[tree] = [0, 0, 0, 0, 0]
-        sums[0] += sign * int(resources[0])
-        sums[1] += sign * int(resources[1])
-        sums[2] += sign * int(resources[2])
-        sums[3] += sign * int(resources[3])
-        sums[4] += sign * int(resources[4])
+        if sign > 0:
+            sums[0] += integers[0]
+            sums[1] += integers[1]
+            sums[2] += integers[2]
+            sums[3] += integers[3]
+            sums[4] += integers[4]
+        else:
+            sums[0] -= integers[0]
+            sums[1] -= integers[1]
+            sums[2] -= integers[2]
+            sums[3] -= integers[3]
+            sums[4] -= integers[4]
 
     def usage(self, tree: str, running: int) -> Vector | None:
         """The usage in ``tree`` (the fold from ``ZERO`` over the jobs of ``tree`` and of no
