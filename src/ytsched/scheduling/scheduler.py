@@ -860,12 +860,15 @@ def _all_fail_to_fit(
     # to fit), without first stacking every pool of the upper levels.  Which operations are
     # visited, and so the answer, does not depend on the order.
     tree = state.name
-    stack = [iter(state.selector.root.heap)]
+    # The native selector's heaps as lists of node ids (``core.heap``), the root's first.
+    core = state.selector.core
+    nodes = state.selector.nodes
+    stack = [iter(core.heap(0))]
     while stack:
-        for child in stack[-1]:
-            element = child.element
+        for child_id in stack[-1]:
+            element = nodes[child_id].element
             if not element.is_operation:
-                stack.append(iter(child.heap))
+                stack.append(iter(core.heap(child_id)))
                 break
             op = element.operation
             if op is None or not op.eligible:
