@@ -109,3 +109,22 @@ def test_totals_beyond_two_to_the_53_are_not_used() -> None:
     assert usage.usage("other", 3) == (1.0, 1.0, 0.0, 1.0, 0.0)
     usage.ended(third)
     assert usage.usage("physical", 2) is not None
+
+
+def test_checked_resources_are_reused_only_for_the_same_tuple() -> None:
+    """The last integral tuple's conversion is reused for the very same object only: equal
+    values in another tuple, alternating tuples and a fractional one after them all give the
+    sums (or their end) that checking every job gives."""
+    usage = ExactUsage()
+    small = (1.0, 2.0, 0.0, 4.0, 0.0)
+    large = (3.0, 16.0, 0.0, 2.0**40, 0.0)
+    for resources, sign in [(small, 1), (small, 1), (large, 1), (small, -1), (large, 1)]:
+        usage._add("physical", resources, sign)
+    usage._add("physical", (1.0, 2.0, 0.0, 4.0, 0.0), 1)
+    assert usage.sums == {"physical": [8, 36, 0, 8 + 2 * 2**40, 0]}
+    usage._add(None, small, -1)
+    assert usage.sums["physical"] == [8, 36, 0, 8 + 2 * 2**40, 0]
+    assert usage.sums[None] == [-1, -2, 0, -4, 0]
+    usage._add("physical", (0.5, 1.0, 0.0, 1.0, 0.0), 1)
+    assert not usage.exact
+    assert usage.sums == {}

@@ -221,8 +221,11 @@ def schedule(
     s0, s1, s2, s3, s4 = ctx.min_spare
     max_started = ctx.max_started
     eps = RESOURCE_EPSILON
-    root = selector.root
+    core = selector.core
+    nodes = selector.nodes
     while True:
+        # Free resources and the spare test: only a start changes the node's usage or the
+        # start count, so a failed attempt goes straight back to the descent below.
         if max_started is not None and ctx.started >= max_started:
             break
         usage = node.usage
@@ -241,46 +244,46 @@ def schedule(
             and s4 <= free[4] + eps
         ):
             break
-        # ``selector.best_leaf()`` inline; the leaf reached is the element's node in this
-        # selector (what ``selector.node_for(element)`` returns).
-        place = root
-        heap = place.heap
-        if not heap:
-            break
-        while heap:
-            place = heap[0]
-            heap = place.heap
-        op = place.element.operation
-        assert op is not None
-        refusal = check(op) if check is not None else None
-        if refusal is None:
-            if len(op.tasks) == 1 and not op.operation.tentative_trees:
-                result = _attempt_single(ctx, op, free)
+        while True:
+            # The descent, one native call; the leaf reached is the element's node in this
+            # selector (what ``selector.node_for(element)`` returns).
+            leaf = core.best_leaf()
+            if leaf < 0:
+                return started
+            place = nodes[leaf]
+            op = place.element.operation
+            assert op is not None
+            refusal = check(op) if check is not None else None
+            if refusal is None:
+                if len(op.tasks) == 1 and not op.operation.tentative_trees:
+                    result = _attempt_single(ctx, op, free)
+                else:
+                    result = attempt(ctx, op, free)
             else:
-                result = attempt(ctx, op, free)
-        else:
-            result = refusal
-        if result.__class__ is not DeactivationReason:
-            started = result  # type: ignore[assignment]
-            if one_allocation:
+                result = refusal
+            if result.__class__ is not DeactivationReason:
                 break
-            continue
-        if refusal is None:
-            reasons = op.record.deactivation_reasons
-            # ``_value_`` is what the ``value`` property returns, read without the property.
-            value = result._value_  # type: ignore[union-attr]
-            reasons[value] = reasons.get(value, 0) + 1
-        selector.deactivate(place)
-        deactivated.append(place)
+            if refusal is None:
+                reasons = op.record.deactivation_reasons
+                # ``_value_`` is what the ``value`` property returns, read without the
+                # property.
+                value = result._value_  # type: ignore[union-attr]
+                reasons[value] = reasons.get(value, 0) + 1
+            core.deactivate(leaf)
+            deactivated.append(place)
+        started = result  # type: ignore[assignment]
+        if one_allocation:
+            break
     return started
 
 
 def restore(selector: Selector, deactivated: list[SelectorNode]) -> None:
     """Undo stage-local deactivations (operations only if still eligible)."""
+    activate = selector.core.activate
     for node in reversed(deactivated):
         op = node.element.operation
         if op is None or op.eligible:
-            selector.activate(node)
+            activate(node.id)
     deactivated.clear()
 
 

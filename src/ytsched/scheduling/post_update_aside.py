@@ -356,7 +356,8 @@ class AsideBuild:
         for node in nodes:
             if not node.element.is_operation and not node.heap:
                 node.sat = node.element.local_sat
-                node.key = (node.sat, node.order)
+        for selector in (state.selector, *state.preemptive_selectors.values()):
+            selector.sync_own_sats()
 
     def _commit(self, state: TreeState) -> None:
         """Make the state's records, lists and starvation states the persistent ones."""

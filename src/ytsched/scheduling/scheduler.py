@@ -402,7 +402,7 @@ class Scheduler:
         usage = node.usage
         if not fits(usage, limits):
             return False
-        if state.selector.root.heap:
+        if state.selector.any_active():
             if state.tag_filtered:
                 return False
             if _has_spare(limits, usage, min_spare, max_started):
@@ -414,7 +414,7 @@ class Scheduler:
         due = last is None or now > last + state.config.preemptive_scheduling_backoff / MS
         if due:
             for selector in state.preemptive_selectors.values():
-                if selector.root.heap:
+                if selector.any_active():
                     return False
             if state.any_limits_violated():
                 return False
@@ -887,12 +887,15 @@ def _all_fail_to_fit(
     # to fit), without first stacking every pool of the upper levels.  Which operations are
     # visited, and so the answer, does not depend on the order.
     tree = state.name
-    stack = [iter(state.selector.root.heap)]
+    # The native selector's heaps as lists of node ids (``core.heap``), the root's first.
+    core = state.selector.core
+    nodes = state.selector.nodes
+    stack = [iter(core.heap(0))]
     while stack:
-        for child in stack[-1]:
-            element = child.element
+        for child_id in stack[-1]:
+            element = nodes[child_id].element
             if not element.is_operation:
-                stack.append(iter(child.heap))
+                stack.append(iter(core.heap(child_id)))
                 break
             op = element.operation
             if op is None or not op.eligible:
@@ -923,9 +926,9 @@ def activity_level(state: TreeState) -> int:
     if state.has_graceful_operations or state.any_limits_violated():
         return 2
     for selector in state.preemptive_selectors.values():
-        if selector.root.heap:
+        if selector.any_active():
             return 2
-    return 1 if state.selector.root.heap else 0
+    return 1 if state.selector.any_active() else 0
 
 
 def tree_shapes(trees: PoolTrees) -> dict[str, tuple[object, ...]]:

@@ -20,6 +20,14 @@ unspecified (heap or first-found); ours are deterministic: equal satisfaction go
 ``order``, which is the FIFO index in FIFO pools and otherwise child pools in creation order
 before operations in attach order.
 
+The heaps live in native code (``src/native/selector.cpp``, :class:`NativeSelector`): elements
+are integer ids over flat arrays, and the sifts, the descent, activation and the refresh up the
+path after a start or an end run there, one call from Python each (they were a third of the
+interpreter's work per allocation started).  The native heaps make the same comparisons in the
+same order as the Python ones they replaced (``tests/scheduling/selector_reference.py``, which
+the tests run side by side), so every heap is laid out as before.  :class:`SelectorNode` is the
+Python handle of one id: its element, parent and order, and the native fields as properties.
+
 The same structure serves the regular stage (one selector per tree over every schedulable
 operation) and the preemptive stages (one per stage over the operations of its priority, the
 subtree they induce, as ``BuildOperationSubsetInducedSubtree`` does).  All are rebuilt at each
@@ -31,88 +39,89 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ytsched.scheduling._selector import NativeSelector
+
 if TYPE_CHECKING:
     from ytsched.scheduling.state import ElementState
 
 
 class SelectorNode:
-    """An element's place in one selector."""
+    """An element's place in one selector: the handle of its native id."""
 
-    __slots__ = ("element", "heap", "key", "order", "parent", "pos", "sat", "self_active")
+    __slots__ = ("core", "element", "id", "order", "owner", "parent")
 
-    def __init__(self, element: ElementState, parent: SelectorNode | None, order: int) -> None:
+    def __init__(
+        self,
+        owner: Selector,
+        element: ElementState,
+        parent: SelectorNode | None,
+        order: int,
+        node_id: int,
+    ) -> None:
+        self.owner: Selector | None = owner
+        """The selector (``None`` once disposed: it holds its nodes, they hold it)."""
+        self.core = owner.core
         self.element = element
         self.parent = parent
         self.order = order
-        self.heap: list[SelectorNode] = []
-        """Active children (pools only)."""
-        self.pos = -1
-        """Index in the parent's heap; -1 while not there (inactive)."""
-        self.sat = element.local_sat
-        """Operation: its satisfaction; pool: that of its best active child."""
-        self.key = (self.sat, order)
+        self.id = node_id
+
+    @property
+    def sat(self) -> float:
+        """Operation: its satisfaction; pool: that of its best active child (its own local
+        satisfaction while it has none)."""
+        return self.core.sat(self.id)
+
+    @sat.setter
+    def sat(self, value: float) -> None:
+        self.core.set_sat(self.id, value)
+
+    @property
+    def key(self) -> tuple[float, int]:
         """``(sat, order)``: the heap order."""
-        self.self_active = False
+        return (self.core.sat(self.id), self.order)
+
+    @property
+    def pos(self) -> int:
+        """Index in the parent's heap; -1 while not there (inactive)."""
+        return self.core.pos(self.id)
+
+    @property
+    def self_active(self) -> bool:
         """The element's own eligibility (an operation may schedule; a pool matches the node)."""
+        return self.core.self_active(self.id)
 
+    @self_active.setter
+    def self_active(self, value: bool) -> None:
+        self.core.set_self_active(self.id, value)
 
-def _sift_up(heap: list[SelectorNode], index: int) -> None:
-    item = heap[index]
-    key = item.key
-    while index > 0:
-        parent_index = (index - 1) >> 1
-        parent = heap[parent_index]
-        if not key < parent.key:
-            break
-        heap[index] = parent
-        parent.pos = index
-        index = parent_index
-    heap[index] = item
-    item.pos = index
-
-
-def _sift_down(heap: list[SelectorNode], index: int) -> None:
-    size = len(heap)
-    item = heap[index]
-    key = item.key
-    while True:
-        child = 2 * index + 1
-        if child >= size:
-            break
-        candidate = heap[child]
-        right = child + 1
-        if right < size and heap[right].key < candidate.key:
-            child = right
-            candidate = heap[right]
-        if not candidate.key < key:
-            break
-        heap[index] = candidate
-        candidate.pos = index
-        index = child
-    heap[index] = item
-    item.pos = index
-
-
-def _fix(heap: list[SelectorNode], index: int) -> None:
-    """Restore the heap order around ``index`` (a sift down from a leaf is a no-op, skipped)."""
-    if index > 0 and heap[index].key < heap[(index - 1) >> 1].key:
-        _sift_up(heap, index)
-    elif 2 * index + 1 < len(heap):
-        _sift_down(heap, index)
+    @property
+    def heap(self) -> list[SelectorNode]:
+        """Active children in heap order (pools only; a copy, for diagnostics and tests)."""
+        owner = self.owner
+        if owner is None:
+            return []
+        nodes = owner.nodes
+        return [nodes[child] for child in self.core.heap(self.id)]
 
 
 class Selector:
     """Active elements of (part of) a tree, ordered for the best-leaf descent."""
 
     def __init__(self, root: ElementState, *, indexed: bool = False) -> None:
-        self.root = SelectorNode(root, None, 0)
-        self.root.self_active = True
+        self.core = NativeSelector(root.local_sat)
+        self.nodes: list[SelectorNode] = []
+        """Id -> handle."""
+        self.root = SelectorNode(self, root, None, 0, 0)
+        self.nodes.append(self.root)
         self.index: dict[str, SelectorNode] | None = {} if indexed else None
         """Element name -> node, for selectors whose nodes are not stored on the elements."""
 
     def add(self, element: ElementState, parent: SelectorNode, order: int) -> SelectorNode:
         """A new, inactive node under ``parent``."""
-        node = SelectorNode(element, parent, order)
+        node_id = self.core.add(parent.id, order, element.is_operation, element.local_sat)
+        node = SelectorNode(self, element, parent, order, node_id)
+        self.nodes.append(node)
         if self.index is not None:
             self.index[element.name] = node
         return node
@@ -124,123 +133,39 @@ class Selector:
 
     def best_leaf(self) -> ElementState | None:
         """The operation the descent picks, or ``None`` when nothing is active."""
-        node = self.root
-        if not node.heap:
-            return None
-        while node.heap:
-            node = node.heap[0]
-        return node.element
+        leaf = self.core.best_leaf()
+        return None if leaf < 0 else self.nodes[leaf].element
+
+    def any_active(self) -> bool:
+        """Is any operation active (the root's heap not empty)?"""
+        return self.core.best_leaf() >= 0
 
     def is_active(self, node: SelectorNode) -> bool:
-        return node.pos >= 0 or (node.parent is None and bool(node.heap))
-
-    # --- activity -------------------------------------------------------------------------
+        return self.core.is_active(node.id)
 
     def activate(self, node: SelectorNode) -> None:
-        if node.self_active:
-            return
-        node.self_active = True
-        if node.element.is_operation or node.heap:
-            self._insert(node)
+        self.core.activate(node.id)
 
     def deactivate(self, node: SelectorNode) -> None:
-        if not node.self_active:
-            return
-        node.self_active = False
-        if node.pos >= 0:
-            self._remove(node)
-
-    def _insert(self, node: SelectorNode) -> None:
-        while True:
-            parent = node.parent
-            if parent is None:
-                return
-            heap = parent.heap
-            was_empty = not heap
-            index = len(heap)
-            heap.append(node)
-            # A sift up that would not move the node only records its position.
-            if index > 0 and node.key < heap[(index - 1) >> 1].key:
-                _sift_up(heap, index)
-            else:
-                node.pos = index
-            if was_empty:
-                parent.sat = node.sat
-                parent.key = (node.sat, parent.order)
-                if parent.self_active and parent.parent is not None:
-                    node = parent
-                    continue
-                return
-            self._top_changed(parent)
-            return
-
-    def _remove(self, node: SelectorNode) -> None:
-        while True:
-            parent = node.parent
-            assert parent is not None
-            heap = parent.heap
-            index = node.pos
-            last = heap.pop()
-            node.pos = -1
-            if last is not node:
-                heap[index] = last
-                last.pos = index
-                _fix(heap, index)
-            if heap:
-                self._top_changed(parent)
-                return
-            parent.sat = parent.element.local_sat
-            parent.key = (parent.sat, parent.order)
-            if parent.pos >= 0:
-                node = parent
-                continue
-            return
-
-    # --- satisfaction changes -------------------------------------------------------------
+        self.core.deactivate(node.id)
 
     def refresh(self, node: SelectorNode) -> None:
-        """An operation's satisfaction changed: reposition it and its ancestors.
+        """An operation's satisfaction changed (to its element's ``local_sat``): reposition it
+        and its ancestors."""
+        self.core.refresh(node.id, node.element.local_sat)
 
-        Runs after every start and end of an allocation: :func:`_fix` is written out here
-        (the same comparisons and the same sifts in the same order, so the heaps end up laid
-        out exactly as before), and a sift down from a position without children is skipped
-        (it would leave the item where it is)."""
-        sat = node.element.local_sat
-        if sat == node.sat:
-            return
-        node.sat = sat
-        key = (sat, node.order)
-        node.key = key
-        index = node.pos
-        if index < 0:
-            return
-        parent = node.parent
-        assert parent is not None
-        heap = parent.heap
-        if index > 0 and key < heap[(index - 1) >> 1].key:
-            _sift_up(heap, index)
-        elif 2 * index + 1 < len(heap):
-            _sift_down(heap, index)
-        if heap[0].sat != parent.sat:
-            self._top_changed(parent)
+    def sync_own_sats(self) -> None:
+        """Pools' local satisfactions changed after the build (an update's slices): a pool
+        left without active children takes its element's current one, as the build does."""
+        core = self.core
+        for node in self.nodes:
+            core.set_own_sat(node.id, node.element.local_sat)
 
-    def _top_changed(self, node: SelectorNode) -> None:
-        """The top of ``node``'s heap may have changed: propagate its satisfaction upward."""
-        while True:
-            sat = node.heap[0].sat
-            if sat == node.sat:
-                return
-            node.sat = sat
-            key = (sat, node.order)
-            node.key = key
-            index = node.pos
-            if index < 0:
-                return
-            parent = node.parent
-            assert parent is not None
-            heap = parent.heap
-            if index > 0 and key < heap[(index - 1) >> 1].key:
-                _sift_up(heap, index)
-            elif 2 * index + 1 < len(heap):
-                _sift_down(heap, index)
-            node = parent
+    def dispose(self) -> None:
+        """Break the selector's reference cycles (it holds its nodes, they hold it)."""
+        for node in self.nodes:
+            node.owner = None
+            node.parent = None
+        self.nodes = []
+        if self.index is not None:
+            self.index = {}

@@ -255,16 +255,7 @@ class TreeState:
         kept = keep if keep is not None else {}
         selectors = [self.selector, *self.preemptive_selectors.values()]
         for selector in selectors:
-            stack = [selector.root]
-            while stack:
-                node = stack.pop()
-                stack.extend(node.heap)
-                node.heap = []
-                node.parent = None
-            if selector.index is not None:
-                for node in selector.index.values():
-                    node.heap = []
-                    node.parent = None
+            selector.dispose()
         if per_slice is not None:
             yield
         count = 0
@@ -314,8 +305,9 @@ class TreeState:
         sat = own.view.local_satisfaction(usage)
         own.local_sat = sat
         node = own.node
-        if node is not None and sat != node.sat:
-            self.selector.refresh(node)
+        if node is not None:
+            # The native refresh returns at once when the satisfaction did not change.
+            self.selector.core.refresh(node.id, sat)
         if op.preemptive_nodes:
             for preemptive_selector, preemptive_node in op.preemptive_nodes:
                 preemptive_selector.refresh(preemptive_node)
