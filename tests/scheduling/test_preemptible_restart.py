@@ -164,3 +164,39 @@ def test_totals_reaching_two_to_the_53_turn_exact_sums_off() -> None:
     assert items._exact
     items.append(_allocation(2, (1.0, 2.0**52, 0.0, 3.0, 0.0)))
     assert not items._exact
+
+
+value = st.sampled_from([0.0, -0.0, 1e-10, 1e-9, 2e-9, 0.1, 0.3, 0.5, 1.0, 2.5])
+vector = st.tuples(value, value, value, value, value)
+amounts = st.tuples(*[st.sampled_from([0.0, 1.0, 16.0, 1e12]) for _ in range(5)])
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    vector,
+    vector,
+    amounts,
+    st.sampled_from([0.0, 0.2, 0.5, 1.0]),
+    st.sampled_from([0.5, 1.0, 1.5]),
+    st.booleans(),
+)
+def test_bounds_written_out_equal_their_definition(
+    fair: Vector,
+    demand: Vector,
+    total: Vector,
+    aggressive: float,
+    normal: float,
+    with_threshold: bool,
+) -> None:
+    """``PreemptionBounds.create`` (one pass) builds bit for bit what two
+    ``CompiledBound.create`` calls build (``PreemptionBounds.compiled``)."""
+    view = ShareView.create(fair, demand, (0.0, 0.0, 0.0, 0.0, 0.0), total)
+    threshold: Vector | None = (1.0, 2.0, 3.0, 4.0, 5.0) if with_threshold else None
+    arguments = {
+        "preemption_satisfaction_threshold": normal,
+        "aggressive_preemption_satisfaction_threshold": aggressive,
+        "threshold": threshold,
+    }
+    assert repr(PreemptionBounds.create(view, **arguments)) == repr(  # type: ignore[arg-type]
+        PreemptionBounds.compiled(view, **arguments)  # type: ignore[arg-type]
+    )

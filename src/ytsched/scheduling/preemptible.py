@@ -166,6 +166,75 @@ class PreemptionBounds:
         aggressive_preemption_satisfaction_threshold: float,
         threshold: Vector | None,
     ) -> PreemptionBounds:
+        # Written out (an update builds these for every operation whose shares moved): the
+        # same comparisons as ``all(abs(fair[i] - demand[i]) <= EPSILON ...)`` and
+        # ``all(d <= EPSILON ...)``, and both bounds' checks in one pass with
+        # :meth:`CompiledBound.create`'s arithmetic (``compiled_bound`` is that function;
+        # tests compare the two).
+        f0, f1, f2, f3, f4 = view.fair_share
+        d0, d1, d2, d3, d4 = view.demand_share
+        fully_satisfied = (
+            abs(f0 - d0) <= EPSILON
+            and abs(f1 - d1) <= EPSILON
+            and abs(f2 - d2) <= EPSILON
+            and abs(f3 - d3) <= EPSILON
+            and abs(f4 - d4) <= EPSILON
+        )
+        demand_is_zero = (
+            d0 <= EPSILON and d1 <= EPSILON and d2 <= EPSILON and d3 <= EPSILON and d4 <= EPSILON
+        )
+        preemptible = not fully_satisfied or demand_is_zero
+        aggressive = aggressive_preemption_satisfaction_threshold
+        normal = preemption_satisfaction_threshold
+        fair = (f0, f1, f2, f3, f4)
+        all_blocked = view.all_blocked
+        blocked = view.blocked
+        total = view.total
+        aggressive_checks: list[tuple[int, float]] = []
+        normal_checks: list[tuple[int, float]] = []
+        aggressive_constant = normal_constant = not all_blocked
+        for index in range(5):
+            if not all_blocked and blocked[index]:
+                continue
+            amount = total[index]
+            share = fair[index]
+            if amount:
+                aggressive_checks.append((index, (share * aggressive - EPSILON) * amount))
+                if preemptible:
+                    normal_checks.append((index, (share * normal - EPSILON) * amount))
+                continue
+            if all_blocked:
+                if share * aggressive > EPSILON:
+                    aggressive_constant = True
+                if share * normal > EPSILON:
+                    normal_constant = True
+            else:
+                if not share * aggressive > EPSILON:
+                    aggressive_constant = False
+                if not share * normal > EPSILON:
+                    normal_constant = False
+        return PreemptionBounds(
+            aggressive_bound=CompiledBound(
+                tuple(aggressive_checks), all_blocked, aggressive_constant
+            ),
+            bound=(
+                CompiledBound(tuple(normal_checks), all_blocked, normal_constant)
+                if preemptible
+                else None
+            ),
+            threshold=threshold,
+        )
+
+    @staticmethod
+    def compiled(
+        view: ShareView,
+        *,
+        preemption_satisfaction_threshold: float,
+        aggressive_preemption_satisfaction_threshold: float,
+        threshold: Vector | None,
+    ) -> PreemptionBounds:
+        """:meth:`create` from its definition (two :meth:`CompiledBound.create` calls): the
+        reference the tests compare it with."""
         fair = view.fair_share
         demand = view.demand_share
         fully_satisfied = all(abs(fair[i] - demand[i]) <= EPSILON for i in range(5))
@@ -174,27 +243,9 @@ class PreemptionBounds:
         aggressive = aggressive_preemption_satisfaction_threshold
         normal = preemption_satisfaction_threshold
         return PreemptionBounds(
-            aggressive_bound=CompiledBound.create(
-                view,
-                (
-                    fair[0] * aggressive,
-                    fair[1] * aggressive,
-                    fair[2] * aggressive,
-                    fair[3] * aggressive,
-                    fair[4] * aggressive,
-                ),
-            ),
+            aggressive_bound=CompiledBound.create(view, tuple(x * aggressive for x in fair)),  # type: ignore[arg-type]
             bound=(
-                CompiledBound.create(
-                    view,
-                    (
-                        fair[0] * normal,
-                        fair[1] * normal,
-                        fair[2] * normal,
-                        fair[3] * normal,
-                        fair[4] * normal,
-                    ),
-                )
+                CompiledBound.create(view, tuple(x * normal for x in fair))  # type: ignore[arg-type]
                 if preemptible
                 else None
             ),
