@@ -520,8 +520,8 @@ void sum_chains(const std::vector<const VChain*>& chains, VChain& out) {
     const std::size_t count = points.size();
     // Left totals as structure of arrays (resource r at ``totals[r * count + k]``): adding one
     // value to a run of points is then a unit-stride loop the compiler vectorises.
-    // They are zeroed block by block where the block is summed (below), not here: a wide
-    // sum's ranges run on the engine's threads.
+    // Each range of points zeroes its own totals (below), not here: a wide sum's ranges run on
+    // the engine's threads.
     auto& totals = scratch.totals;
     totals.resize(5 * count);
     // Blocks of points, every function within a block: each point still gets the functions in
@@ -539,10 +539,9 @@ void sum_chains(const std::vector<const VChain*>& chains, VChain& out) {
         const double* const pts = points.data();
         const RunKernels kernels = current_run_kernels();
         double fractions[kBlock];
+        for (int r = 0; r < 5; ++r) std::fill(total + r * count + from, total + r * count + to, 0.0);
         for (std::size_t begin = from; begin < to; begin += kBlock) {
             const std::size_t end = std::min(to, begin + kBlock);
-            for (int r = 0; r < 5; ++r)
-                std::fill(total + r * count + begin, total + r * count + end, 0.0);
             for (std::size_t c = 0; c < chains.size(); ++c) {
                 const auto& xs = chains[c]->x;
                 const auto& ys = chains[c]->y;
