@@ -370,32 +370,83 @@ inline Vec run_value(double x0, double x1, const Vec& lv, const Vec& rv, double 
 struct SumScratch {
     std::vector<double> points;
     std::vector<double> merged;           // the other buffer of ``sorted_runs``
-    std::vector<double> totals;
+    ChainVector<double> totals;  // grown without zeroing: every sum zeroes the part it uses
     std::vector<std::size_t> jumps;
     std::vector<std::size_t> runs, next_runs;
 };
 
+// The number of elements of ``a`` (size ``na``) among the first ``k`` of ``std::merge(a, b)``
+// (``b`` of size ``nb``): the smallest ``i`` with ``b[k - i - 1] < a[i]`` (``std::merge`` puts
+// ``a[i]`` first unless ``b[j] < a[i]``), so merging ``a[i..)`` with ``b[k - i..)`` continues
+// the merge exactly where its first ``k`` outputs end.
+std::size_t merge_corank(const double* a, std::size_t na, const double* b, std::size_t nb,
+                         std::size_t k) {
+    std::size_t lo = k > nb ? k - nb : 0;
+    std::size_t hi = k < na ? k : na;
+    while (lo < hi) {
+        const std::size_t mid = lo + (hi - lo) / 2;
+        if (!(b[k - mid - 1] < a[mid])) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    return lo;
+}
+
 // Sorts ``points``, the concatenation of the non-decreasing runs ``[runs[k], runs[k + 1])``, by
 // merging pairs of neighbouring runs until one is left (log2(runs) passes instead of a sort's
 // log2(points) levels; a wide pool's points are its children's breakpoints, each child's
-// already in order).  Leaves the result in ``points`` (swapped with ``merged``).
+// already in order).  Leaves the result in ``points`` (swapped with ``merged``).  With
+// ``threads`` > 1 each pass is cut into pieces of about equal output (a piece starts both of
+// its runs at ``merge_corank``) shared out on the engine's threads: every piece writes what the
+// whole merge writes at its positions, so the result is the same sequence.
 void sorted_runs(std::vector<double>& points, std::vector<double>& merged,
-                 std::vector<std::size_t>& runs, std::vector<std::size_t>& next_runs) {
+                 std::vector<std::size_t>& runs, std::vector<std::size_t>& next_runs,
+                 int threads) {
     if (merged.size() < points.size()) merged.resize(points.size());
+    // (No lower bound worth a wake-up is needed: only sums past ``parallel_sum_pairs`` get
+    // here, whose passes are thousands of points; tests that lower it split small merges.)
+    const std::size_t piece =
+        threads > 1 ? std::max<std::size_t>(points.size() / (static_cast<std::size_t>(threads) * 4), 16)
+                    : points.size() + 1;
+    struct Piece {
+        std::size_t first, middle, last, from, to;  // the pair's runs and this piece's outputs
+    };
+    std::vector<Piece> pieces;
     while (runs.size() > 2) {
         next_runs.clear();
         next_runs.push_back(0);
+        pieces.clear();
         const double* from = points.data();
         double* to = merged.data();
         std::size_t k = 0;
         for (; k + 2 < runs.size(); k += 2) {
-            std::merge(from + runs[k], from + runs[k + 1], from + runs[k + 1], from + runs[k + 2],
-                       to + runs[k]);
+            for (std::size_t start = runs[k]; start < runs[k + 2]; start += piece)
+                pieces.push_back({runs[k], runs[k + 1], runs[k + 2], start,
+                                  std::min(runs[k + 2], start + piece)});
             next_runs.push_back(runs[k + 2]);
         }
         if (k + 1 < runs.size()) {
             std::copy(from + runs[k], from + runs[k + 1], to + runs[k]);
             next_runs.push_back(runs[k + 1]);
+        }
+        auto merge_piece = [&](const Piece& q) {
+            const double* a = from + q.first;
+            const double* b = from + q.middle;
+            const std::size_t na = q.middle - q.first;
+            const std::size_t nb = q.last - q.middle;
+            const std::size_t i0 = merge_corank(a, na, b, nb, q.from - q.first);
+            const std::size_t i1 = merge_corank(a, na, b, nb, q.to - q.first);
+            const std::size_t j0 = q.from - q.first - i0;
+            const std::size_t j1 = q.to - q.first - i1;
+            std::merge(a + i0, a + i1, b + j0, b + j1, to + q.from);
+        };
+        if (pieces.size() > 1 && threads > 1) {
+            parallel_items(pieces.size(), threads,
+                           [&](int, std::size_t item) { merge_piece(pieces[item]); });
+        } else {
+            for (const Piece& q : pieces) merge_piece(q);
         }
         const std::size_t size = points.size();
         points.swap(merged);
@@ -456,8 +507,12 @@ void sum_chains(const std::vector<const VChain*>& chains, VChain& out) {
             }
         runs.push_back(points.size());
     }
+    // Wide sums merge on the engine's threads (by the same threshold as their points' totals
+    // below, on the points before they are made unique).
+    const int threads = engine_threads();
+    const bool wide = threads > 1 && total * chains.size() >= parallel_sum_pairs();
     if (mergeable) {
-        sorted_runs(scratch.points, scratch.merged, runs, scratch.next_runs);
+        sorted_runs(scratch.points, scratch.merged, runs, scratch.next_runs, wide ? threads : 1);
     } else {
         std::sort(points.begin(), points.end());
     }
@@ -465,8 +520,10 @@ void sum_chains(const std::vector<const VChain*>& chains, VChain& out) {
     const std::size_t count = points.size();
     // Left totals as structure of arrays (resource r at ``totals[r * count + k]``): adding one
     // value to a run of points is then a unit-stride loop the compiler vectorises.
-    std::vector<double>& totals = scratch.totals;
-    totals.assign(5 * count, 0.0);
+    // Each range of points zeroes its own totals (below), not here: a wide sum's ranges run on
+    // the engine's threads.
+    auto& totals = scratch.totals;
+    totals.resize(5 * count);
     // Blocks of points, every function within a block: each point still gets the functions in
     // function order, but the block's totals stay in cache while the functions pass over them
     // (a wide pool's sum is children x points additions).
@@ -482,6 +539,7 @@ void sum_chains(const std::vector<const VChain*>& chains, VChain& out) {
         const double* const pts = points.data();
         const RunKernels kernels = current_run_kernels();
         double fractions[kBlock];
+        for (int r = 0; r < 5; ++r) std::fill(total + r * count + from, total + r * count + to, 0.0);
         for (std::size_t begin = from; begin < to; begin += kBlock) {
             const std::size_t end = std::min(to, begin + kBlock);
             for (std::size_t c = 0; c < chains.size(); ++c) {
@@ -532,7 +590,6 @@ void sum_chains(const std::vector<const VChain*>& chains, VChain& out) {
     // engine's worker pool shares out; smaller sums are not worth a wake-up.  A sum inside an
     // element built on the pool (the pool is busy) runs its ranges one after the other on its
     // own thread: the same doubles either way.
-    const int threads = engine_threads();
     if (threads > 1 && count >= 2 && count * chains.size() >= parallel_sum_pairs()) {
         const std::size_t parts = std::min(count, static_cast<std::size_t>(threads) * 4);
         std::vector<std::exception_ptr> errors(parts);
@@ -591,9 +648,12 @@ void sum_chains(const std::vector<const VChain*>& chains, VChain& out) {
         };
         // Jumps x functions is the sum's largest serial term on wide pools (the root of 10k
         // pools / 100k operations at depth 3: ~30k jumps x 1,428 functions): shared out like
-        // the points above, by the same threshold on pairs.
+        // the points above, in any sum wide enough for that.  A (jump, function) pair costs
+        // about an interpolation (a division), several times a pair of the run kernels, so a
+        // wide sum splits its jumps too even when there are few (the 1k-pool root: 188 jumps x
+        // 66 functions, ~0.2 ms on one thread).
         const std::size_t jump_count = jumps.size();
-        if (threads > 1 && jump_count >= 2 && jump_count * chains.size() >= parallel_sum_pairs()) {
+        if (wide && jump_count >= 2 && jump_count * chains.size() * 32 >= parallel_sum_pairs()) {
             const std::size_t parts = std::min(jump_count, static_cast<std::size_t>(threads) * 4);
             parallel_items(parts, threads, [&](int, std::size_t part) {
                 jump_range(jump_count * part / parts, jump_count * (part + 1) / parts);
@@ -629,7 +689,7 @@ void sum_chains(const std::vector<const VChain*>& chains, VChain& out) {
     out.x.resize(w.n);
     out.y.resize(w.n);
     // ``Builder.finish`` of a one-point function keeps the point segment.
-    if (totals.capacity() > kKeepSumScratch) totals = std::vector<double>();
+    if (totals.capacity() > kKeepSumScratch) totals = ChainVector<double>();
     if (points.capacity() > kKeepSumScratch) points = std::vector<double>();
     if (scratch.merged.capacity() > kKeepSumScratch) scratch.merged = std::vector<double>();
 }
