@@ -416,7 +416,7 @@ class Scheduler:
             for selector in state.preemptive_selectors.values():
                 if selector.root.heap:
                     return False
-            if state.any_limits_violated():
+            if state.limited_elements and state.any_limits_violated():
                 return False
             node.last_preemptive_scheduling_time = now
         node.resources_overcommit_since = None
@@ -557,17 +557,21 @@ class Scheduler:
     ) -> None:
         """Jobs the node reports ended.  A job that ended because it was interrupted returns
         its work to pending (the task waits to run it again)."""
+        trees = self.trees
+        operations = trees.operations
+        allocations = node.allocations
+        remove = self.ledger.remove
         for report in finished:
-            allocation = node.allocations.get(report.job_id)
+            allocation = allocations.get(report.job_id)
             if allocation is None or allocation.operation_id != report.operation_id:
                 continue
             job = allocation.job
-            operation = self.trees.operations.get(allocation.operation_id)
+            operation = operations.get(allocation.operation_id)
             if job.state is _JOB_RUNNING and operation is not None and not operation.state.is_final:
                 op_id, job_id = allocation.operation_id, allocation.id
                 if report.outcome is _COMPLETED and not report.interrupted:
                     # ``trees.complete_job`` with the operation already at hand (and not final)
-                    self.trees.complete_job_of(operation, job_id, now)
+                    trees.complete_job_of(operation, job_id, now)
                 elif report.outcome is JobOutcome.FAILED:
                     self.trees.fail_job(op_id, job_id, now=now, reason=report.error or "job failed")
                 else:
@@ -577,7 +581,7 @@ class Scheduler:
                     if allocation.preemption is not None:
                         reason = f"{reason} after {allocation.preemption.reason.value}"
                     self.trees.abort_job(op_id, job_id, now=now, reason=reason)
-            self.ledger.remove(allocation)
+            remove(allocation)
 
     def _reconcile_node(
         self, node: NodeState, running: tuple[str, ...], now: float, outbox: Outbox
@@ -592,7 +596,7 @@ class Scheduler:
                 if job_id not in allocations:
                     break
             else:
-                if not node.any_job_ended:
+                if not node.ended_watch.ended:  # ``node.any_job_ended``
                     return  # every allocation runs and is reported: nothing to do
         reported = set(running)
         for allocation in list(node.allocations.values()):
@@ -920,7 +924,9 @@ def activity_level(state: TreeState) -> int:
     :meth:`Scheduler._stages_idle`.  ``2`` when a graceful operation exists, a preemptive
     stage has an active operation or a specified limit is violated; else ``1`` when the
     regular stage has an active operation; else ``0``."""
-    if state.has_graceful_operations or state.any_limits_violated():
+    # (``any_limits_violated`` only with limited elements: most trees have none, and this
+    # runs after every heartbeat the simulator runs.)
+    if state.has_graceful_operations or (state.limited_elements and state.any_limits_violated()):
         return 2
     for selector in state.preemptive_selectors.values():
         if selector.root.heap:
