@@ -271,31 +271,48 @@ class Scheduler:
 
     def process_heartbeat(self, heartbeat: NodeHeartbeat) -> HeartbeatResponse:
         """Decide what starts, what is interrupted and what is aborted on this node now."""
+        return self.process_heartbeat_of(
+            heartbeat.address,
+            heartbeat.now,
+            heartbeat.resource_limits,
+            heartbeat.tags,
+            heartbeat.running_job_ids,
+            heartbeat.finished_jobs,
+        )
+
+    def process_heartbeat_of(
+        self,
+        address: str,
+        now: float,
+        limits: Vector,
+        tags: frozenset[str],
+        running_job_ids: tuple[str, ...],
+        finished_jobs: tuple[FinishedJob, ...],
+    ) -> HeartbeatResponse:
+        """:meth:`process_heartbeat` with the fields of the :class:`NodeHeartbeat` as
+        arguments, for a caller that would build one per heartbeat only to pass it (the
+        simulator: a frozen dataclass costs a ``object.__setattr__`` per field)."""
         # The steps below run for every heartbeat, so the common case of each is written out
         # in front of its method (the same tests and effects): a known node with the limits
         # and tags it had, nothing to abort, no finished job, no interrupted allocation.
-        address = heartbeat.address
-        limits = heartbeat.resource_limits
-        now = heartbeat.now
         if self._validated_limits.get(address) is not limits:
-            _validate(heartbeat)
+            _validate(NodeHeartbeat(address, now, limits, tags, running_job_ids, finished_jobs))
             self._validated_limits[address] = limits
         elif not address or not math.isfinite(now):
-            _validate_time(heartbeat)  # raises
+            _validate_time(NodeHeartbeat(address, now, limits, tags))  # raises
         if now > self.clock:  # ``max(self.clock, now)``
             self.clock = now
         trees = self.trees
         ledger = self.ledger
         pool_node = trees.nodes.get(address)
         node = ledger.nodes.get(address)
-        tags = heartbeat.tags
         if (
             node is None
             or pool_node is None
             or pool_node.tags != tags
             or pool_node.resource_limits != limits
         ):
-            node = self._register(heartbeat)
+            node = self._register(NodeHeartbeat(address, now, limits, tags))
             pool_node = trees.nodes[address]
         else:
             node.resource_limits = limits
@@ -306,9 +323,9 @@ class Scheduler:
             for operation_id, job_id, reason, explanation in node.pending_aborts:
                 outbox.abort.append(AbortJob(operation_id, job_id, reason, explanation))
             node.pending_aborts.clear()
-        if heartbeat.finished_jobs:
-            self._apply_finished(node, heartbeat.finished_jobs, now)
-        self._reconcile_node(node, heartbeat.running_job_ids, now, outbox)
+        if finished_jobs:
+            self._apply_finished(node, finished_jobs, now)
+        self._reconcile_node(node, running_job_ids, now, outbox)
         if node.interrupted:
             self._abort_expired(node, now, outbox)
 

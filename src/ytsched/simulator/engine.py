@@ -39,7 +39,6 @@ from ytsched.scheduling import (
     InterruptionReason,
     InterruptJob,
     JobOutcome,
-    NodeHeartbeat,
     Scheduler,
     StartJob,
 )
@@ -356,11 +355,10 @@ class Simulation:
             finished = ()
         trees = self.trees
         finishes = trees.finished_operation_count
-        # Positional: (address, now, resource_limits, tags, running_job_ids, finished_jobs).
-        response = self.scheduler.process_heartbeat(
-            NodeHeartbeat(
-                node.address, now, node.resource_limits, node.tags, tuple(node.running), finished
-            )
+        # A ``NodeHeartbeat``'s fields, positional: (address, now, resource_limits, tags,
+        # running_job_ids, finished_jobs).
+        response = self.scheduler.process_heartbeat_of(
+            node.address, now, node.resource_limits, node.tags, tuple(node.running), finished
         )
         self.counters.heartbeats += 1
         if response.abort:
