@@ -461,12 +461,12 @@ class Simulation:
         one period at most) whose heartbeat could act now; none: the sweep ends."""
         if not any(self.levels.values()):
             return
-        ring = self.ring
-        nodes = ring.nodes
+        nodes = self.ring.nodes
         would_act = self.scheduler.heartbeat_would_act
         levels = self.levels
         k, index = position
-        for _ in range(len(nodes)):
+        count = len(nodes)
+        for _ in range(count):
             node = nodes[index]
             if (
                 node.parked
@@ -481,7 +481,12 @@ class Simulation:
                     self.sweep_generation,
                 )
                 return
-            k, index = ring.next_position(k, index)
+            # ``ring.next_position(k, index)`` inline: the next node, wrapping to the next
+            # period
+            index += 1
+            if index == count:
+                k += 1
+                index = 0
 
     def _sweep(self, generation: int) -> None:
         """The sweep reached its node's heartbeat time."""
