@@ -128,3 +128,21 @@ def test_checked_resources_are_reused_only_for_the_same_tuple() -> None:
     usage._add("physical", (0.5, 1.0, 0.0, 1.0, 0.0), 1)
     assert not usage.exact
     assert usage.sums == {}
+
+
+def test_a_shared_vector_is_checked_once_and_a_new_one_again() -> None:
+    """The integers of the last vector that passed are reused only for that very object: an
+    equal vector gives the same sums, a non-integral one still turns the sums off."""
+    usage = ExactUsage()
+    shared = (1.0, 4.0, 0.0, 8.0, 0.0)
+    for index in range(3):
+        usage.started(Job(f"j{index}", "t", index, 0, shared, 0.0, None, "physical"))
+    equal = (1.0, 4.0, 0.0, 8.0, 0.0)
+    usage.started(Job("e", "t", 9, 0, equal, 0.0, None, "physical"))
+    assert usage.usage("physical", 4) == (4.0, 16.0, 0.0, 32.0, 0.0)
+    usage.ended(Job("j0", "t", 0, 0, shared, 0.0, None, "physical"))
+    assert usage.usage("physical", 3) == (3.0, 12.0, 0.0, 24.0, 0.0)
+    usage.started(Job("h", "t", 10, 0, (1.0, 0.5, 0.0, 1.0, 0.0), 0.0, None, "physical"))
+    assert usage.usage("physical", 4) is None
+    usage.started(Job("k", "t", 11, 0, shared, 0.0, None, "physical"))
+    assert usage.usage("physical", 5) is None  # off for good

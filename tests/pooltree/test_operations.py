@@ -188,3 +188,23 @@ def test_complete_job_of_is_complete_job() -> None:
         )
     assert states[0] == states[1]
     assert states[0][0] == 5.0 and states[0][1] is OperationState.COMPLETED
+
+
+def test_finished_operation_count_grows_with_every_final_state() -> None:
+    """``PoolTrees.finished_operation_count`` moves exactly when an operation reaches a final
+    state (the simulator compares it around a heartbeat), whatever the way."""
+    trees, _ = scheduler(cpu=100)
+    spec = {"tasks": {"main": {"job_count": 1, "cpu_limit": 1}}}
+    for name in ("a", "b", "c", "d"):
+        trees.start_operation(name, user="u", spec=spec, now=0.0)
+    assert trees.finished_operation_count == 0
+    job = trees.operations["a"].start_job("main", 1.0, tree="physical")
+    trees.complete_job("a", job.id, now=2.0)  # its last job: the operation completes
+    assert trees.finished_operation_count == 1
+    trees.abort_operation("b", now=3.0)
+    trees.fail_operation("c", now=3.0)
+    assert trees.finished_operation_count == 3
+    job = trees.operations["d"].start_job("main", 4.0, tree="physical")
+    trees.abort_job("d", job.id, now=5.0)  # back to pending: not finished
+    assert trees.finished_operation_count == 3
+    assert trees.unfinished_operation_count == 1

@@ -340,7 +340,9 @@ class Operation:
                 f"operation {self.id!r} is {self.state.value}; jobs start only when it runs",
                 operation_id=self.id,
             )
-        task = self._task(task_name)
+        task = self.tasks.get(task_name)
+        if task is None:
+            task = self._task(task_name)  # raises
         if not task.waiting:
             raise SchedulerError(
                 "NoPendingJobs",

@@ -185,7 +185,13 @@ class Ledger:
         if node is not None:
             popped = node.allocations.pop(allocation_id, None)
             if popped is not None:
-                node.unwatch(popped)
+                # ``node.unwatch(popped)`` inline
+                job = popped.job
+                watch = node.ended_watch
+                if job.watch is watch:
+                    job.watch = None
+                    if job.state is not _RUNNING:
+                        watch.add(-1)
             if node.interrupted:
                 node.interrupted.pop(allocation_id, None)
         usage = allocation.usage

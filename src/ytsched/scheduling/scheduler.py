@@ -271,31 +271,48 @@ class Scheduler:
 
     def process_heartbeat(self, heartbeat: NodeHeartbeat) -> HeartbeatResponse:
         """Decide what starts, what is interrupted and what is aborted on this node now."""
+        return self.process_heartbeat_of(
+            heartbeat.address,
+            heartbeat.now,
+            heartbeat.resource_limits,
+            heartbeat.tags,
+            heartbeat.running_job_ids,
+            heartbeat.finished_jobs,
+        )
+
+    def process_heartbeat_of(
+        self,
+        address: str,
+        now: float,
+        limits: Vector,
+        tags: frozenset[str],
+        running_job_ids: tuple[str, ...],
+        finished_jobs: tuple[FinishedJob, ...],
+    ) -> HeartbeatResponse:
+        """:meth:`process_heartbeat` with the fields of the :class:`NodeHeartbeat` as
+        arguments, for a caller that would build one per heartbeat only to pass it (the
+        simulator: a frozen dataclass costs a ``object.__setattr__`` per field)."""
         # The steps below run for every heartbeat, so the common case of each is written out
         # in front of its method (the same tests and effects): a known node with the limits
         # and tags it had, nothing to abort, no finished job, no interrupted allocation.
-        address = heartbeat.address
-        limits = heartbeat.resource_limits
-        now = heartbeat.now
         if self._validated_limits.get(address) is not limits:
-            _validate(heartbeat)
+            _validate(NodeHeartbeat(address, now, limits, tags, running_job_ids, finished_jobs))
             self._validated_limits[address] = limits
         elif not address or not math.isfinite(now):
-            _validate_time(heartbeat)  # raises
+            _validate_time(NodeHeartbeat(address, now, limits, tags))  # raises
         if now > self.clock:  # ``max(self.clock, now)``
             self.clock = now
         trees = self.trees
         ledger = self.ledger
         pool_node = trees.nodes.get(address)
         node = ledger.nodes.get(address)
-        tags = heartbeat.tags
         if (
             node is None
             or pool_node is None
             or pool_node.tags != tags
             or pool_node.resource_limits != limits
         ):
-            node = self._register(heartbeat)
+            node = self._register(NodeHeartbeat(address, now, limits, tags))
             pool_node = trees.nodes[address]
         else:
             node.resource_limits = limits
@@ -306,9 +323,9 @@ class Scheduler:
             for operation_id, job_id, reason, explanation in node.pending_aborts:
                 outbox.abort.append(AbortJob(operation_id, job_id, reason, explanation))
             node.pending_aborts.clear()
-        if heartbeat.finished_jobs:
-            self._apply_finished(node, heartbeat.finished_jobs, now)
-        self._reconcile_node(node, heartbeat.running_job_ids, now, outbox)
+        if finished_jobs:
+            self._apply_finished(node, finished_jobs, now)
+        self._reconcile_node(node, running_job_ids, now, outbox)
         if node.interrupted:
             self._abort_expired(node, now, outbox)
 
@@ -416,7 +433,7 @@ class Scheduler:
             for selector in state.preemptive_selectors.values():
                 if selector.any_active():
                     return False
-            if state.any_limits_violated():
+            if state.limited_elements and state.any_limits_violated():
                 return False
             node.last_preemptive_scheduling_time = now
         node.resources_overcommit_since = None
@@ -557,17 +574,21 @@ class Scheduler:
     ) -> None:
         """Jobs the node reports ended.  A job that ended because it was interrupted returns
         its work to pending (the task waits to run it again)."""
+        trees = self.trees
+        operations = trees.operations
+        allocations = node.allocations
+        remove = self.ledger.remove
         for report in finished:
-            allocation = node.allocations.get(report.job_id)
+            allocation = allocations.get(report.job_id)
             if allocation is None or allocation.operation_id != report.operation_id:
                 continue
             job = allocation.job
-            operation = self.trees.operations.get(allocation.operation_id)
+            operation = operations.get(allocation.operation_id)
             if job.state is _JOB_RUNNING and operation is not None and not operation.state.is_final:
                 op_id, job_id = allocation.operation_id, allocation.id
                 if report.outcome is _COMPLETED and not report.interrupted:
                     # ``trees.complete_job`` with the operation already at hand (and not final)
-                    self.trees.complete_job_of(operation, job_id, now)
+                    trees.complete_job_of(operation, job_id, now)
                 elif report.outcome is JobOutcome.FAILED:
                     self.trees.fail_job(op_id, job_id, now=now, reason=report.error or "job failed")
                 else:
@@ -577,7 +598,7 @@ class Scheduler:
                     if allocation.preemption is not None:
                         reason = f"{reason} after {allocation.preemption.reason.value}"
                     self.trees.abort_job(op_id, job_id, now=now, reason=reason)
-            self.ledger.remove(allocation)
+            remove(allocation)
 
     def _reconcile_node(
         self, node: NodeState, running: tuple[str, ...], now: float, outbox: Outbox
@@ -592,7 +613,7 @@ class Scheduler:
                 if job_id not in allocations:
                     break
             else:
-                if not node.any_job_ended:
+                if not node.ended_watch.ended:  # ``node.any_job_ended``
                     return  # every allocation runs and is reported: nothing to do
         reported = set(running)
         for allocation in list(node.allocations.values()):
@@ -923,7 +944,9 @@ def activity_level(state: TreeState) -> int:
     :meth:`Scheduler._stages_idle`.  ``2`` when a graceful operation exists, a preemptive
     stage has an active operation or a specified limit is violated; else ``1`` when the
     regular stage has an active operation; else ``0``."""
-    if state.has_graceful_operations or state.any_limits_violated():
+    # (``any_limits_violated`` only with limited elements: most trees have none, and this
+    # runs after every heartbeat the simulator runs.)
+    if state.has_graceful_operations or (state.limited_elements and state.any_limits_violated()):
         return 2
     for selector in state.preemptive_selectors.values():
         if selector.any_active():

@@ -39,7 +39,6 @@ from ytsched.scheduling import (
     InterruptionReason,
     InterruptJob,
     JobOutcome,
-    NodeHeartbeat,
     Scheduler,
     StartJob,
 )
@@ -356,11 +355,10 @@ class Simulation:
             finished = ()
         trees = self.trees
         finishes = trees.finished_operation_count
-        # Positional: (address, now, resource_limits, tags, running_job_ids, finished_jobs).
-        response = self.scheduler.process_heartbeat(
-            NodeHeartbeat(
-                node.address, now, node.resource_limits, node.tags, tuple(node.running), finished
-            )
+        # A ``NodeHeartbeat``'s fields, positional: (address, now, resource_limits, tags,
+        # running_job_ids, finished_jobs).
+        response = self.scheduler.process_heartbeat_of(
+            node.address, now, node.resource_limits, node.tags, tuple(node.running), finished
         )
         self.counters.heartbeats += 1
         if response.abort:
@@ -463,12 +461,12 @@ class Simulation:
         one period at most) whose heartbeat could act now; none: the sweep ends."""
         if not any(self.levels.values()):
             return
-        ring = self.ring
-        nodes = ring.nodes
+        nodes = self.ring.nodes
         would_act = self.scheduler.heartbeat_would_act
         levels = self.levels
         k, index = position
-        for _ in range(len(nodes)):
+        count = len(nodes)
+        for _ in range(count):
             node = nodes[index]
             if (
                 node.parked
@@ -483,7 +481,12 @@ class Simulation:
                     self.sweep_generation,
                 )
                 return
-            k, index = ring.next_position(k, index)
+            # ``ring.next_position(k, index)`` inline: the next node, wrapping to the next
+            # period
+            index += 1
+            if index == count:
+                k += 1
+                index = 0
 
     def _sweep(self, generation: int) -> None:
         """The sweep reached its node's heartbeat time."""
