@@ -111,11 +111,15 @@ struct HugePageAllocator {
         return static_cast<T*>(p);
     }
     void deallocate(T* p, std::size_t) noexcept { std::free(p); }
-    // Default construction is left to the owner: the engine constructs the element table's
-    // rows on its threads (``Engine::Engine``), so the table's pages are first written (and
-    // faulted in) in parallel instead of on the caller.  Other constructions as usual.
+    // Default construction and destruction are left to the owner: the engine constructs the
+    // element table's rows on its threads (``Engine::Engine``), so the table's pages are first
+    // written (and faulted in) in parallel instead of on the caller, and destroys them there
+    // too (``Engine::~Engine``: freeing every row's chains was ~0.5 ms on the caller at 1k
+    // pools / 10k operations).  Other constructions as usual.
     template <class U>
     void construct(U*) noexcept {}
+    template <class U>
+    void destroy(U*) noexcept {}
     template <class U, class A, class... Args>
     void construct(U* p, A&& a, Args&&... args) {
         ::new (static_cast<void*>(p)) U(std::forward<A>(a), std::forward<Args>(args)...);
@@ -298,9 +302,41 @@ public:
                 if (done.empty() || !done[r].load(std::memory_order_acquire))
                     construct(from, std::min(n, from + range_rows));
             }
+            destroy_rows();
             throw;
         }
         workers_.resize(1);
+    }
+
+    // The table's allocator leaves destruction to us (see ``HugePageAllocator``).
+    ~Engine() { destroy_rows(); }
+    Engine(const Engine&) = delete;
+    Engine& operator=(const Engine&) = delete;
+
+    // Destroys every row exactly once: in ranges on the engine's threads (each row's chains
+    // are freed where its range runs; nothing is read), and should the pool fail (it
+    // allocates), the ranges not marked done on the caller.
+    void destroy_rows() noexcept {
+        Element* rows = e_.data();
+        const auto n = static_cast<int64_t>(e_.size());
+        const auto range_rows = static_cast<int64_t>(kMinParallelRows);
+        auto destroy = [rows](int64_t from, int64_t to) {
+            for (int64_t k = from; k < to; ++k) rows[k].~Element();
+        };
+        std::vector<std::atomic<bool>> done;
+        try {
+            done = std::vector<std::atomic<bool>>(static_cast<std::size_t>((n + range_rows - 1) / range_rows));
+            for_row_ranges(n, [&](int64_t from, int64_t to) {
+                destroy(from, to);
+                done[static_cast<std::size_t>(from / range_rows)].store(true, std::memory_order_release);
+            });
+        } catch (...) {
+            for (int64_t from = 0; from < n; from += range_rows) {
+                const auto r = static_cast<std::size_t>(from / range_rows);
+                if (done.empty() || !done[r].load(std::memory_order_acquire))
+                    destroy(from, std::min(n, from + range_rows));
+            }
+        }
     }
 
     std::vector<Element, HugePageAllocator<Element>> e_;

@@ -35,7 +35,7 @@ class ExactUsage:
     job added to ``running_jobs`` another way (a revived operation) shows as a different
     count and the sums are not used (:meth:`usage`)."""
 
-    __slots__ = ("_checked", "_integers", "exact", "jobs", "sums")
+    __slots__ = ("_checked", "_checked_ints", "exact", "jobs", "sums")
 
     def __init__(self) -> None:
         self.sums: dict[str | None, list[int]] = {}
@@ -44,10 +44,10 @@ class ExactUsage:
         """Every job counted had integral non-negative resources no larger than
         :data:`LARGEST_EXACT` (once false, it stays false)."""
         self._checked: Vector | None = None
-        """The resources last found integral (jobs of a task share their task's tuple, so
-        the next job's are usually the very same object: no checks and conversions then)."""
-        self._integers: tuple[int, int, int, int, int] = (0, 0, 0, 0, 0)
-        """:attr:`_checked` as integers."""
+        self._checked_ints: tuple[int, int, int, int, int] = (0, 0, 0, 0, 0)
+        """The last resources vector that passed the integrality test, and its integers:
+        the jobs of a task share their task's (immutable) vector, so the test and the
+        conversions run once per vector instead of once per job start and end."""
 
     def started(self, job: Job) -> None:
         """A new running job (its usage counts)."""
@@ -67,17 +67,15 @@ class ExactUsage:
             self._add(job.tree, job.resources, -1)
 
     def _add(self, tree: str | None, resources: Vector, sign: int) -> None:
-        # Runs for every job start and end: a tuple is immutable, so the same object as the
-        # last one checked has the same (integral) values.
         if resources is self._checked:
-            integers = self._integers
+            ints = self._checked_ints
         else:
             for value in resources:
                 if not (value.is_integer() and 0.0 <= value <= LARGEST_EXACT):
                     self.exact = False
                     self.sums.clear()
                     return
-            integers = (
+            ints = (
                 int(resources[0]),
                 int(resources[1]),
                 int(resources[2]),
@@ -85,22 +83,22 @@ class ExactUsage:
                 int(resources[4]),
             )
             self._checked = resources
-            self._integers = integers
+            self._checked_ints = ints
         sums = self.sums.get(tree)
         if sums is None:
             sums = self.sums[tree] = [0, 0, 0, 0, 0]
         if sign > 0:
-            sums[0] += integers[0]
-            sums[1] += integers[1]
-            sums[2] += integers[2]
-            sums[3] += integers[3]
-            sums[4] += integers[4]
+            sums[0] += ints[0]
+            sums[1] += ints[1]
+            sums[2] += ints[2]
+            sums[3] += ints[3]
+            sums[4] += ints[4]
         else:
-            sums[0] -= integers[0]
-            sums[1] -= integers[1]
-            sums[2] -= integers[2]
-            sums[3] -= integers[3]
-            sums[4] -= integers[4]
+            sums[0] -= ints[0]
+            sums[1] -= ints[1]
+            sums[2] -= ints[2]
+            sums[3] -= ints[3]
+            sums[4] -= ints[4]
 
     def usage(self, tree: str, running: int) -> Vector | None:
         """The usage in ``tree`` (the fold from ``ZERO`` over the jobs of ``tree`` and of no

@@ -79,6 +79,9 @@ class PoolTrees:
         self.operations: dict[str, Operation] = {}
         self.unfinished_operation_count = 0
         """Operations in :attr:`operations` not in a final state (``max_operation_count``)."""
+        self.finished_operation_count = 0
+        """How many operations reached a final state so far (only grows): a caller compares
+        it before and after a call to learn whether any operation finished meanwhile."""
         self.user_to_default_pool: dict[str, str] = {}
         self.clock = 0.0
         self._limits_memo: dict[str, tuple[int, Vector]] = {}
@@ -492,6 +495,7 @@ class PoolTrees:
         operation = self._active(operation_id)
         operation.finish(state, now, reason)
         self.unfinished_operation_count -= 1
+        self.finished_operation_count += 1
         for name in list(operation.tree_states):
             tree = self.trees[name]
             tree.clock = max(tree.clock, now)

@@ -913,6 +913,8 @@ def _operations_step(
     aggressively_starving = StarvationStatus.AGGRESSIVELY_STARVING
     normal = SchedulableStatus.NORMAL
     no_priority = PreemptionPriority.NONE
+    normal_priority = PreemptionPriority.NORMAL
+    aggressive_priority = PreemptionPriority.AGGRESSIVE
     priority_operations: list[ScheduledOperation] = []
     graceful = False
     for op in operations.values():
@@ -945,12 +947,12 @@ def _operations_step(
         parent = element.parent
         assert parent is not None
         starving = state.status
-        element.lowest_starving = (
-            element if starving is not non_starving else parent.lowest_starving
-        )
-        element.lowest_aggressively_starving = (
+        lowest = element if starving is not non_starving else parent.lowest_starving
+        lowest_aggressive = (
             element if starving is aggressively_starving else parent.lowest_aggressively_starving
         )
+        element.lowest_starving = lowest
+        element.lowest_aggressively_starving = lowest_aggressive
         starvation[element.name] = state
         if element.specified_limits is not None:
             limited_elements.append(element)
@@ -975,10 +977,22 @@ def _operations_step(
                 ancestor = ancestor.parent
 
         if schedulable:
-            priority = preemption_priority(element, operation_only)
-            op.static_priority = priority
-            if priority is not no_priority:
+            # preemption_priority(element, operation_only), written out on the pointers just
+            # set: with the default scope an operation is starving when it or an ancestor is.
+            if operation_only:
+                aggressive = lowest_aggressive is element
+                starving_here = lowest is element
+            else:
+                aggressive = lowest_aggressive is not None
+                starving_here = lowest is not None
+            if aggressive:
+                op.static_priority = aggressive_priority
                 priority_operations.append(op)
+            elif starving_here:
+                op.static_priority = normal_priority
+                priority_operations.append(op)
+            else:
+                op.static_priority = no_priority
     return priority_operations, graceful
 
 

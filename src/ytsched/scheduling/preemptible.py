@@ -166,6 +166,75 @@ class PreemptionBounds:
         aggressive_preemption_satisfaction_threshold: float,
         threshold: Vector | None,
     ) -> PreemptionBounds:
+        # Written out (an update builds these for every operation whose shares moved): the
+        # same comparisons as ``all(abs(fair[i] - demand[i]) <= EPSILON ...)`` and
+        # ``all(d <= EPSILON ...)``, and both bounds' checks in one pass with
+        # :meth:`CompiledBound.create`'s arithmetic (``compiled_bound`` is that function;
+        # tests compare the two).
+        f0, f1, f2, f3, f4 = view.fair_share
+        d0, d1, d2, d3, d4 = view.demand_share
+        fully_satisfied = (
+            abs(f0 - d0) <= EPSILON
+            and abs(f1 - d1) <= EPSILON
+            and abs(f2 - d2) <= EPSILON
+            and abs(f3 - d3) <= EPSILON
+            and abs(f4 - d4) <= EPSILON
+        )
+        demand_is_zero = (
+            d0 <= EPSILON and d1 <= EPSILON and d2 <= EPSILON and d3 <= EPSILON and d4 <= EPSILON
+        )
+        preemptible = not fully_satisfied or demand_is_zero
+        aggressive = aggressive_preemption_satisfaction_threshold
+        normal = preemption_satisfaction_threshold
+        fair = (f0, f1, f2, f3, f4)
+        all_blocked = view.all_blocked
+        blocked = view.blocked
+        total = view.total
+        aggressive_checks: list[tuple[int, float]] = []
+        normal_checks: list[tuple[int, float]] = []
+        aggressive_constant = normal_constant = not all_blocked
+        for index in range(5):
+            if not all_blocked and blocked[index]:
+                continue
+            amount = total[index]
+            share = fair[index]
+            if amount:
+                aggressive_checks.append((index, (share * aggressive - EPSILON) * amount))
+                if preemptible:
+                    normal_checks.append((index, (share * normal - EPSILON) * amount))
+                continue
+            if all_blocked:
+                if share * aggressive > EPSILON:
+                    aggressive_constant = True
+                if share * normal > EPSILON:
+                    normal_constant = True
+            else:
+                if not share * aggressive > EPSILON:
+                    aggressive_constant = False
+                if not share * normal > EPSILON:
+                    normal_constant = False
+        return PreemptionBounds(
+            aggressive_bound=CompiledBound(
+                tuple(aggressive_checks), all_blocked, aggressive_constant
+            ),
+            bound=(
+                CompiledBound(tuple(normal_checks), all_blocked, normal_constant)
+                if preemptible
+                else None
+            ),
+            threshold=threshold,
+        )
+
+    @staticmethod
+    def compiled(
+        view: ShareView,
+        *,
+        preemption_satisfaction_threshold: float,
+        aggressive_preemption_satisfaction_threshold: float,
+        threshold: Vector | None,
+    ) -> PreemptionBounds:
+        """:meth:`create` from its definition (two :meth:`CompiledBound.create` calls): the
+        reference the tests compare it with."""
         fair = view.fair_share
         demand = view.demand_share
         fully_satisfied = all(abs(fair[i] - demand[i]) <= EPSILON for i in range(5))
@@ -174,27 +243,9 @@ class PreemptionBounds:
         aggressive = aggressive_preemption_satisfaction_threshold
         normal = preemption_satisfaction_threshold
         return PreemptionBounds(
-            aggressive_bound=CompiledBound.create(
-                view,
-                (
-                    fair[0] * aggressive,
-                    fair[1] * aggressive,
-                    fair[2] * aggressive,
-                    fair[3] * aggressive,
-                    fair[4] * aggressive,
-                ),
-            ),
+            aggressive_bound=CompiledBound.create(view, tuple(x * aggressive for x in fair)),  # type: ignore[arg-type]
             bound=(
-                CompiledBound.create(
-                    view,
-                    (
-                        fair[0] * normal,
-                        fair[1] * normal,
-                        fair[2] * normal,
-                        fair[3] * normal,
-                        fair[4] * normal,
-                    ),
-                )
+                CompiledBound.create(view, tuple(x * normal for x in fair))  # type: ignore[arg-type]
                 if preemptible
                 else None
             ),
@@ -227,6 +278,7 @@ class PreemptibleList:
         "_cum1",
         "_cum2",
         "_dead",
+        "_exact",
         "_items",
         "bounds",
         "total",
@@ -245,6 +297,12 @@ class PreemptibleList:
         self._changed = True
         """Whether the boundaries or prefix sums may differ from what a publication of
         :attr:`bounds` computes from scratch (see :meth:`publish`)."""
+        self._exact = True
+        """Whether every usage appended was a vector of non-negative integers and every
+        total (sum of the list's usages) stayed below 2**53: every prefix sum, and every
+        prefix sum less some of its terms, is then an integer below 2**53, computed exactly
+        in any order (see :meth:`_decreased_at` and :meth:`publish`).  Once off, it stays
+        off."""
 
     def __len__(self) -> int:
         return len(self._items) - self._dead
@@ -274,23 +332,63 @@ class PreemptibleList:
         ``_changed``.  Allocations' usages change only through :meth:`append`,
         :meth:`remove` and :meth:`usage_decreased` (the
         :class:`~ytsched.scheduling.ledger.Ledger` calls them; the incremental
-        classification relies on that already).
+        classification relies on that already).  While the list is :attr:`_exact`, that
+        subtraction is exact too and sets nothing, and a publication of other bounds starts
+        from the boundaries it has (:meth:`_restart`) instead of from the first allocation.
         """
         if bounds is self.bounds and not self._changed:
             self._compact()
             return
+        if self._exact and not self._changed and bounds is not None and self.bounds is not None:
+            self._compact()
+            self._restart(bounds)
+            return
         self.bounds = bounds
+        self._compact()
         self._b1 = self._b2 = 0
         self._cum1 = self._cum2 = ZERO
-        if self._dead:
-            # Compaction without the boundary bookkeeping of _compact (they restart at 0).
-            self._dead = 0
-            alive: list[Allocation | None] = [item for item in self._items if item is not None]
-            self._items = alive
-            for index, item in enumerate(alive):
-                item.list_index = index  # type: ignore[union-attr]
         self._advance()
         self._changed = False
+
+    def _restart(self, bounds: PreemptionBounds) -> None:
+        """Publish ``bounds`` (other than :attr:`bounds`, on an exact list that is not
+        ``_changed``), with the result of a publication from scratch, found from the
+        boundaries and prefix sums the list has.
+
+        The prefix sums are then exact left folds (an :attr:`_exact` list's subtractions
+        are exact), and they are non-decreasing along the list in every resource (the
+        usages are non-negative, and adding a non-negative double never decreases a sum).
+        "Below" a bound is antitone in the sum (every test is ``sum < limit``), so along
+        the list it holds on a prefix and fails from some index on: where it holds at a
+        known prefix sum, it holds at every earlier index, and the scan from scratch would
+        reach that index with that very sum.  The new non-preemptible boundary is
+        therefore scanned for from the furthest known boundary whose sum is below the new
+        aggressive bound (from the first allocation when none is), and the new
+        aggressively preemptible boundary from the furthest of that boundary and the old
+        one whose sum is below the new bound.  The caller compacts first, as a publication
+        from scratch does (holes add nothing to the sums)."""
+        self.bounds = bounds
+        items = self._items
+        count = len(items)
+        threshold = bounds.threshold
+        b1, cum1, b2, cum2 = self._b1, self._cum1, self._b2, self._cum2
+        aggressive = bounds.aggressive_bound
+        if bounds.below(cum1, aggressive):
+            if b2 > b1 and bounds.below(cum2, aggressive):
+                b1, cum1 = b2, cum2
+        else:
+            b1, cum1 = 0, ZERO
+        if b1 < count:
+            b1, cum1 = _scan(items, b1, cum1, threshold, aggressive)
+        self._b1 = b1
+        self._cum1 = cum1
+        bound = bounds.bound
+        if b2 <= b1 or not bounds.below(cum2, bound):
+            b2, cum2 = b1, cum1
+        if b2 < count:
+            b2, cum2 = _scan(items, b2, cum2, threshold, bound)
+        self._b2 = b2
+        self._cum2 = cum2
 
     def _advance(self) -> None:
         """Move the boundaries on as far as the prefix rule allows.
@@ -362,7 +460,17 @@ class PreemptibleList:
         self._items.append(allocation)
         t = self.total
         u = allocation.usage
-        self.total = (t[0] + u[0], t[1] + u[1], t[2] + u[2], t[3] + u[3], t[4] + u[4])
+        t = (t[0] + u[0], t[1] + u[1], t[2] + u[2], t[3] + u[3], t[4] + u[4])
+        self.total = t
+        if self._exact and not (
+            t[0] < _LARGEST_EXACT
+            and t[1] < _LARGEST_EXACT
+            and t[2] < _LARGEST_EXACT
+            and t[3] < _LARGEST_EXACT
+            and t[4] < _LARGEST_EXACT
+            and _whole(u)
+        ):
+            self._exact = False
         if self._b2 < index:
             return  # preemptible allocations exist already: the new one is one of them
         # :meth:`_advance` for a list whose ``b2`` stands at the new item, written out (runs
@@ -409,8 +517,10 @@ class PreemptibleList:
         self.total = (t[0] + d0, t[1] + d1, t[2] + d2, t[3] + d3, t[4] + d4)
         if index >= self._b2:
             return
-        # Prefix sums adjusted by subtraction: only a publication recomputes them exactly.
-        self._changed = True
+        # Prefix sums adjusted by subtraction: exact on an exact list (integers below
+        # 2**53, see _exact), else only a publication recomputes them exactly.
+        if not self._exact:
+            self._changed = True
         if index < self._b1:
             c = self._cum1
             self._cum1 = (c[0] + d0, c[1] + d1, c[2] + d2, c[3] + d3, c[4] + d4)
@@ -419,23 +529,50 @@ class PreemptibleList:
         self._advance()
 
     def _compact(self) -> None:
+        """Drop the holes: every allocation's index becomes its position among the live
+        ones, and each boundary the number of live allocations before it (the prefix sums
+        stay: holes add nothing to them).
+
+        Written with list primitives (the first hole found by ``index``, the holes before a
+        boundary counted by ``count``): the indexes before the first hole stay as they are,
+        and only the allocations after it are renumbered."""
         if not self._dead:
             return
-        alive: list[Allocation | None] = []
-        b1 = b2 = 0
-        for index, item in enumerate(self._items):
-            if item is None:
-                continue
-            if index < self._b1:
-                b1 += 1
-            if index < self._b2:
-                b2 += 1
-            item.list_index = len(alive)
-            alive.append(item)
+        items = self._items
+        first = items.index(None)
+        b1 = self._b1
+        b2 = self._b2
+        if b1 > first:
+            b1 -= items[first:b1].count(None)
+        if b2 > first:
+            b2 -= items[first:b2].count(None)
+        alive = items[:first]
+        alive.extend([item for item in items[first:] if item is not None])
+        for index in range(first, len(alive)):
+            alive[index].list_index = index  # type: ignore[union-attr]
         self._items = alive
         self._b1 = b1
         self._b2 = b2
         self._dead = 0
+
+
+_LARGEST_EXACT = 2.0**53
+"""Sums of non-negative integers (as doubles) strictly below this are exact; a sum that
+would reach it is at least this after rounding, so the strict test catches it."""
+
+
+def _whole(usage: Vector) -> bool:
+    """Every component a non-negative integer (``-0.0`` counts: adding it changes no sum;
+    ``x % 1.0`` is ``nan``, which is true, for an infinity or ``nan``)."""
+    u0, u1, u2, u3, u4 = usage
+    return (
+        u0 >= 0.0
+        and u1 >= 0.0
+        and u2 >= 0.0
+        and u3 >= 0.0
+        and u4 >= 0.0
+        and not (u0 % 1.0 or u1 % 1.0 or u2 % 1.0 or u3 % 1.0 or u4 % 1.0)
+    )
 
 
 def _scan(

@@ -271,32 +271,59 @@ class Scheduler:
 
     def process_heartbeat(self, heartbeat: NodeHeartbeat) -> HeartbeatResponse:
         """Decide what starts, what is interrupted and what is aborted on this node now."""
-        if self._validated_limits.get(heartbeat.address) is not heartbeat.resource_limits:
-            _validate(heartbeat)
-            self._validated_limits[heartbeat.address] = heartbeat.resource_limits
-        else:
-            _validate_time(heartbeat)
+        # The steps below run for every heartbeat, so the common case of each is written out
+        # in front of its method (the same tests and effects): a known node with the limits
+        # and tags it had, nothing to abort, no finished job, no interrupted allocation.
+        address = heartbeat.address
+        limits = heartbeat.resource_limits
         now = heartbeat.now
-        self.clock = max(self.clock, now)
-        node = self._register(heartbeat)
+        if self._validated_limits.get(address) is not limits:
+            _validate(heartbeat)
+            self._validated_limits[address] = limits
+        elif not address or not math.isfinite(now):
+            _validate_time(heartbeat)  # raises
+        if now > self.clock:  # ``max(self.clock, now)``
+            self.clock = now
+        trees = self.trees
+        ledger = self.ledger
+        pool_node = trees.nodes.get(address)
+        node = ledger.nodes.get(address)
+        tags = heartbeat.tags
+        if (
+            node is None
+            or pool_node is None
+            or pool_node.tags != tags
+            or pool_node.resource_limits != limits
+        ):
+            node = self._register(heartbeat)
+            pool_node = trees.nodes[address]
+        else:
+            node.resource_limits = limits
+            node.tags = tags
         node.last_heartbeat_time = now
         outbox = Outbox()
-        for operation_id, job_id, reason, explanation in node.pending_aborts:
-            outbox.abort.append(AbortJob(operation_id, job_id, reason, explanation))
-        node.pending_aborts.clear()
-        self._apply_finished(node, heartbeat.finished_jobs, now)
+        if node.pending_aborts:
+            for operation_id, job_id, reason, explanation in node.pending_aborts:
+                outbox.abort.append(AbortJob(operation_id, job_id, reason, explanation))
+            node.pending_aborts.clear()
+        if heartbeat.finished_jobs:
+            self._apply_finished(node, heartbeat.finished_jobs, now)
         self._reconcile_node(node, heartbeat.running_job_ids, now, outbox)
-        self._abort_expired(node, now, outbox)
+        if node.interrupted:
+            self._abort_expired(node, now, outbox)
 
-        pool_node = self.trees.nodes[node.address]
         state = (
-            self.ledger.tree_states.get(pool_node.tree)
+            ledger.tree_states.get(pool_node.tree)
             if pool_node.tree is not None and pool_node.state == "online"
             else None
         )
         if state is not None:
-            strategy = self.trees.strategy
-            min_spare = self._min_spare(strategy)
+            strategy = trees.strategy
+            amounts = strategy.min_spare_allocation_resources_on_node
+            if amounts is self._min_spare_source:  # ``_min_spare`` without the call
+                min_spare = self._min_spare_vector
+            else:
+                min_spare = self._min_spare(strategy)
             max_started = strategy.max_started_allocations_per_heartbeat
             if self.fast_path and self._stages_idle(state, node, now, min_spare, max_started):
                 if not outbox.abort:

@@ -141,6 +141,9 @@ class Simulation:
         self.sweep_position: tuple[int, int] | None = None
         self.actions_since_update = False
         self.node_online_since: dict[str, float] = {}
+        self._online_addresses: tuple[str, ...] | None = None
+        """The online nodes' addresses in :attr:`nodes` order (``None``: to build again; nodes
+        join and leave only in ``_add_nodes`` and ``_remove_nodes``)."""
         self.group_sizes: dict[str, int] = {}
         self.works: dict[str, OperationWork] = {}
         self.records: dict[str, OperationRecord] = {}
@@ -188,6 +191,7 @@ class Simulation:
 
     def _add_nodes(self, group: NodeGroup, at: float) -> None:
         first = self.group_sizes.get(group.name, 0)
+        self._online_addresses = None
         limits = group.resource_limits.to_vector(0.0)
         tags = frozenset(group.tags)
         for index, address in node_addresses(group, first):
@@ -297,7 +301,14 @@ class Simulation:
             self.actions_since_update = False
         self.scheduler.update(self.now)
         self._refresh_levels(force=True)
-        if self.collect_garbage and self.counters.fair_share_updates % COLLECT_EVERY_UPDATES == 0:
+        if (
+            self.collect_garbage
+            and self.counters.fair_share_updates % COLLECT_EVERY_UPDATES == 0
+            and self.now < self.end_time
+        ):
+            # (Not in an update at the end time: the run returns right after it, and what a
+            # collection then frees is freed as well by the caller's collector, for which
+            # ``run`` re-enables it; it walked everything since the last one, ~1% of a run.)
             gc.collect()
             if self.freeze_survivors:
                 gc.freeze()
@@ -338,7 +349,13 @@ class Simulation:
         node.changed = False
         self.heartbeats_run += 1
         now = self.now
-        finished = node.take_finished()
+        if node.finished:
+            finished = tuple(node.finished)
+            node.finished.clear()
+        else:
+            finished = ()
+        trees = self.trees
+        finishes = trees.finished_operation_count
         # Positional: (address, now, resource_limits, tags, running_job_ids, finished_jobs).
         response = self.scheduler.process_heartbeat(
             NodeHeartbeat(
@@ -346,13 +363,17 @@ class Simulation:
             )
         )
         self.counters.heartbeats += 1
-        for abort in response.abort:
-            self._abort(node, abort)
-        for interruption in response.interrupt:
-            self._interrupt(node, interruption)
+        if response.abort:
+            for abort in response.abort:
+                self._abort(node, abort)
+        if response.interrupt:
+            for interruption in response.interrupt:
+                self._interrupt(node, interruption)
         for start in response.start:
             self._start_job(node, start)
-        if finished:
+        if finished and trees.finished_operation_count != finishes:
+            # (Only an operation that finished in this heartbeat can need recording: one that
+            # finished earlier was recorded where it finished.)
             self._check_finished(dict.fromkeys(job.operation_id for job in finished))
         levels = self._refresh_levels()
         if (
@@ -483,25 +504,24 @@ class Simulation:
 
     def _start_job(self, node: SimNode, start: StartJob) -> None:
         now = self.now
-        work = self.works[start.operation_id]
-        live = self.trees.operations[start.operation_id].jobs[start.job_id]
-        duration = work.attempt_duration(start.task, live.index)
+        operation_id = start.operation_id
+        job_id = start.job_id
+        task = start.task
+        live = self.trees.operations[operation_id].jobs[job_id]
+        index = live.index
+        # ``OperationWork.attempt_duration`` inline (once per job start)
+        duration = self.works[operation_id].tasks[task].remaining[index]
+        end_time = now + duration
+        # Positional: (id, operation_id, task, index, node, resources, start_time, end_time,
+        # work_end_time).
         job = SimJob(
-            id=start.job_id,
-            operation_id=start.operation_id,
-            task=start.task,
-            index=live.index,
-            node=node,
-            resources=start.resources,
-            start_time=now,
-            end_time=now + duration,
-            work_end_time=now + duration,
+            job_id, operation_id, task, index, node, start.resources, now, end_time, end_time
         )
-        node.start(job)
+        node.running[job_id] = job
         waits = self.waiting_timeouts and self._wait_for_resources(node, job, live.tree)
-        if not waits and not math.isinf(job.end_time):
-            self.queue.push(job.end_time, events.JOB_END, (job, job.token))
-        record = self.records[start.operation_id]
+        if not waits and end_time != _INFINITY:
+            self.queue.push(end_time, events.JOB_END, (job, job.token))
+        record = self.records[operation_id]
         record.started_job_count += 1
         if record.first_job_time is None:
             record.first_job_time = now
@@ -672,10 +692,11 @@ class Simulation:
         if token != job.token or node.running.get(job.id) is not job:
             return
         node.end(job, report=True)
-        self._wake(node)
+        if node.parked:
+            self._wake(node)
         if node.waiting_count:
             self._start_waiting(node)
-        if job.outcome is JobOutcome.ABORTED:
+        if job.outcome is _ABORTED:
             if job.waiting:
                 self._job_aborted(
                     job,
@@ -692,15 +713,26 @@ class Simulation:
             )
             return
         elapsed = self.now - job.start_time
-        self._account(job, elapsed)
-        work = self.works[job.operation_id]
-        record = self.records[job.operation_id]
+        operation_id = job.operation_id
+        record = self.records[operation_id]
+        # ``_account`` inline (the same additions in the same order)
+        used = self.counters.used
+        r = job.resources
+        used[0] += r[0] * elapsed
+        used[1] += r[1] * elapsed
+        used[2] += r[2] * elapsed
+        used[3] += r[3] * elapsed
+        used[4] += r[4] * elapsed
+        record.job_seconds += elapsed
+        work = self.works[operation_id]
         if job.interrupted:
             work.attempt_ended(job.task, job.index, elapsed, "interrupted")
             record.interrupted_job_count += 1
             self.counters.jobs_completed_after_interruption += 1
         else:
-            work.attempt_ended(job.task, job.index, elapsed, "completed")
+            # ``attempt_ended(..., "completed")`` inline: the index's work is whole again
+            task_work = work.tasks[job.task]
+            task_work.remaining[job.index] = task_work.base[job.index]
             record.completed_job_count += 1
             self.counters.jobs_completed += 1
         if not self.recording_events:
@@ -869,7 +901,10 @@ class Simulation:
         period = self.exec_nodes_check_period
         assert period is not None
         controller = self.scenario.document.controller_agent
-        online = [address for address, node in self.nodes.items() if node.online]
+        online = self._online_addresses
+        if online is None:
+            online = tuple(address for address, node in self.nodes.items() if node.online)
+            self._online_addresses = online
         if (
             self.now < self.scheduler_connected_at + controller.safe_scheduler_online_time / MS
             or len(online) < controller.safe_online_node_count
@@ -972,6 +1007,7 @@ class Simulation:
         online = [n for n in self.nodes.values() if n.group == group and n.online]
         online.sort(key=lambda n: n.index, reverse=True)
         victims = online if count is None else online[:count]
+        self._online_addresses = None
         for node in victims:
             self.trees.unregister_node(node.address)
             node.online = False
@@ -1062,6 +1098,13 @@ WAITING_TIMEOUT = "waiting_timeout"
 
 
 NOTHING: Vector = (0.0, 0.0, 0.0, 0.0, 0.0)
+
+_ABORTED = JobOutcome.ABORTED
+"""A module constant (an Enum class attribute costs ``EnumType.__getattr__``'s slot)."""
+
+_INFINITY = math.inf
+"""A job that never ends on its own has this end time (``now + inf``; durations are never
+NaN: the scenario validates them)."""
 
 
 def _fits(node: SimNode, resources: Vector) -> bool:

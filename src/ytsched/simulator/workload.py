@@ -28,7 +28,20 @@ class TaskWork:
     spec: ScenarioTaskSpec
     base: list[float]
     remaining: list[float]
-    signal_rng: random.Random
+    signal_seed: str
+    """Names the stream of the task's responses to interruption signals."""
+    _signal_rng: random.Random | None = None
+
+    @property
+    def signal_rng(self) -> random.Random:
+        """The stream of the task's responses to interruption signals, created on first use:
+        most tasks are never interrupted, and seeding a generator from a string (a SHA-512
+        and a 624-word state) was a visible part of every operation start.  A stream seeded
+        by name draws the same values whenever it is created."""
+        rng = self._signal_rng
+        if rng is None:
+            rng = self._signal_rng = random.Random(self.signal_seed)
+        return rng
 
 
 @dataclass(slots=True)
@@ -101,6 +114,6 @@ def prepare(plan: OperationPlan, seed: int) -> OperationWork:
             spec=task,
             base=base,
             remaining=list(base),
-            signal_rng=random.Random(f"{seed}/interruptions/{plan.id}/{name}"),
+            signal_seed=f"{seed}/interruptions/{plan.id}/{name}",
         )
     return work
