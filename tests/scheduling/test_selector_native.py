@@ -122,6 +122,10 @@ def test_native_heaps_equal_reference(
         assert (best_native.name if best_native else None) == (best_ref.name if best_ref else None)
         for _, native_node, ref_node in pools + operations:
             assert native.is_active(native_node) == ref.is_active(ref_node)
+            # Also nodes outside every heap (a pool left without active children shows its
+            # own satisfaction, as the preemptive selectors' index dumps read it).
+            assert repr(native_node.sat) == repr(ref_node.sat)
+            assert native_node.self_active == ref_node.self_active
 
 
 def test_disposed_selector_has_no_links() -> None:

@@ -473,7 +473,23 @@ class PreemptibleList:
             self._exact = False
         if self._b2 < index:
             return  # preemptible allocations exist already: the new one is one of them
-        self._advance()
+        # :meth:`_advance` for a list whose ``b2`` stands at the new item, written out (runs
+        # for most starts).  A scan stops either at the end of the list or where its prefix
+        # sum is not below the bound, a pure function of that sum: a ``b1`` before the new
+        # item stopped on its sum, which has not changed since (a decrease re-runs
+        # ``_advance``, a publication starts over), so its scan would stop at once and is
+        # skipped; the scans that remain get the same arguments.
+        bounds = self.bounds
+        if bounds is None:
+            return
+        items = self._items
+        if self._b1 == index:
+            b1, cum1 = _scan(items, index, self._cum1, bounds.threshold, bounds.aggressive_bound)
+            if b1 > index:
+                self._b1 = self._b2 = b1
+                self._cum1 = self._cum2 = cum1
+                return
+        self._b2, self._cum2 = _scan(items, index, self._cum2, bounds.threshold, bounds.bound)
 
     def usage_decreased(self, allocation: Allocation, delta: Vector) -> None:
         """``allocation``'s usage went down by ``delta`` (a negative vector): later allocations
