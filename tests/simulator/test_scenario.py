@@ -169,6 +169,15 @@ def test_unknown_tree_attribute_is_refused() -> None:
     assert caught.value.message.startswith("pool_trees.physical.@weight: ")
 
 
+@pytest.mark.parametrize("value", ["[]", "1", "{a = b}"])
+def test_default_tree_must_be_a_name(value: str) -> None:
+    """A non-string ``@default_tree`` (found by the hostile-file fuzz: a list raised TypeError
+    in the name lookup) is refused with its path."""
+    with pytest.raises(ScenarioError) as caught:
+        parse_pool_trees(yson.loads(f"<default_tree = {value}> {{physical = {{}}}}"))
+    assert caught.value.message.startswith("pool_trees.@default_tree: ")
+
+
 def test_several_trees_need_a_default_for_tree_less_actions() -> None:
     pools = {"one": {}, "two": {"$attributes": {"config": {"node_tag_filter": "x"}}}}
     action = {

@@ -485,6 +485,8 @@ def parse_pool_trees(document: Any, path: str = "pool_trees") -> PoolTreesSpec:
     attributes are their options, and ``@default_tree`` on the map itself."""
     attributes, value = _split(document, path)
     default_tree = attributes.pop("default_tree", None)
+    if default_tree is not None and not isinstance(default_tree, str):
+        raise scenario_error(_join(path, "@default_tree"), "expected a tree name (a string)")
     for key in attributes:
         if key not in IGNORED_POOL_ATTRIBUTES:
             raise scenario_error(_join(path, f"@{key}"), "unknown attribute of //sys/pool_trees")
