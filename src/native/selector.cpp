@@ -265,4 +265,9 @@ NB_MODULE(_selector, m) {
       .def("set_self_active", &NativeSelector::set_self_active)
       .def("heap", &NativeSelector::heap)
       .def("__len__", &NativeSelector::size);
+#ifdef YTSCHED_SANITIZED
+  m.attr("SANITIZED") = true;
+#else
+  m.attr("SANITIZED") = false;
+#endif
 }

@@ -1,5 +1,7 @@
 """Type stub of the native selector module (``src/native/selector.cpp``)."""
 
+SANITIZED: bool
+
 class NativeSelector:
     """The indexed heaps of one selector over integer node ids (0 is the root)."""
 

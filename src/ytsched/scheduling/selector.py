@@ -37,12 +37,36 @@ the stage.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
+import os
 from typing import TYPE_CHECKING
 
-from ytsched.scheduling._selector import NativeSelector
-
 if TYPE_CHECKING:
+    from ytsched.scheduling._selector import NativeSelector
     from ytsched.scheduling.state import ElementState
+
+
+def _load_native_selector() -> type[NativeSelector]:
+    """The compiled heaps; ``YTSCHED_SELECTOR_LIBRARY`` (a path to a built ``_selector``
+    shared object) loads another build, as ``YTSCHED_NATIVE_LIBRARY`` does for the
+    fair-share core: CI runs the selector tests against its AddressSanitizer + UBSan build."""
+    path = os.environ.get("YTSCHED_SELECTOR_LIBRARY")
+    if path:
+        spec = importlib.util.spec_from_file_location("ytsched.scheduling._selector", path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load the native selector from {path!r}")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module("ytsched.scheduling._selector")
+    if os.environ.get("YTSCHED_EXPECT_SANITIZED") and not module.SANITIZED:
+        raise ImportError("YTSCHED_EXPECT_SANITIZED is set but the selector is not sanitized")
+    selector_type: type[NativeSelector] = module.NativeSelector
+    return selector_type
+
+
+_NATIVE_SELECTOR = _load_native_selector()
 
 
 class SelectorNode:
@@ -109,7 +133,7 @@ class Selector:
     """Active elements of (part of) a tree, ordered for the best-leaf descent."""
 
     def __init__(self, root: ElementState, *, indexed: bool = False) -> None:
-        self.core = NativeSelector(root.local_sat)
+        self.core = _NATIVE_SELECTOR(root.local_sat)
         self.nodes: list[SelectorNode] = []
         """Id -> handle."""
         self.root = SelectorNode(self, root, None, 0, 0)
