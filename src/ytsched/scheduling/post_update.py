@@ -499,7 +499,8 @@ def _unchanged(
     op.unschedulable_reason = reason
     op.pending_allocation_count = pending
     op.static_priority = _NO_PRIORITY
-    op.preemptive_nodes = []
+    if op.preemptive_nodes:  # else the op's own empty list, as good as a new one
+        op.preemptive_nodes = []
     op.limited = [element, *limited] if template.settings.specified_limits is not None else limited
     record.allocations.publish(template.bounds)
     return op
