@@ -337,7 +337,8 @@ class PreemptibleList:
         from the boundaries it has (:meth:`_restart`) instead of from the first allocation.
         """
         if bounds is self.bounds and not self._changed:
-            self._compact()
+            if self._dead:  # the call only when there is work (most lists: none)
+                self._compact()
             return
         if self._exact and not self._changed and bounds is not None and self.bounds is not None:
             self._compact()
