@@ -248,6 +248,11 @@ class NativeSelector {
 
 NB_MODULE(_selector, m) {
   m.doc() = "The best-leaf descent's indexed heaps over integer ids (see selector.py).";
+  // A selector holds only plain vectors, never a Python reference, so one still alive when the
+  // interpreter exits (held by a daemon thread's scheduler state or a cycle the last collection
+  // missed, as in the service tests) is not a reference-counting bug; nanobind's exit-time
+  // leak report would only alarm users.
+  nb::set_leak_warnings(false);
   nb::class_<NativeSelector>(m, "NativeSelector")
       .def(nb::init<double>(), nb::arg("root_sat"))
       .def("add", &NativeSelector::add, nb::arg("parent"), nb::arg("order"),
