@@ -440,6 +440,12 @@ class Operation:
         self._end_job(job, _JOB_COMPLETED, now, None)
         return job
 
+    def complete_running_job(self, job: Job, now: float) -> None:
+        """:meth:`complete_job` for a caller that holds the job and knows it runs (one of
+        :attr:`running_jobs`): the scheduler's heartbeat path, for every job that completes,
+        without looking it up again."""
+        self._end_job(job, _JOB_COMPLETED, now, None)
+
     def fail_job(self, job_id: str, now: float, reason: str = "job failed") -> Job:
         job = self.running_job(job_id)
         self._end_job(job, JobState.FAILED, now, reason)
