@@ -443,8 +443,27 @@ class Operation:
     def complete_running_job(self, job: Job, now: float) -> None:
         """:meth:`complete_job` for a caller that holds the job and knows it runs (one of
         :attr:`running_jobs`): the scheduler's heartbeat path, for every job that completes,
-        without looking it up again."""
-        self._end_job(job, _JOB_COMPLETED, now, None)
+        without looking it up again.  :meth:`_end_job` for a completed job, written out (the
+        same effects in the same order)."""
+        self.job_changes += 1
+        job.state = _JOB_COMPLETED
+        watch = job.watch
+        if watch is not None:
+            watch.add(1)
+        job.finish_time = now
+        job.reason = None
+        del self.running_jobs[job.id]
+        self.exact_usage.ended(job)
+        tree = job.tree
+        if self.tentative_trees and tree is not None:
+            banned = self._eligibility(job.task).on_finished(
+                tree, tree in self.tentative_trees, True, now - job.start_time, now
+            )
+            self.newly_banned_trees.extend(t for t in banned if t in self.tentative_trees)
+        task = self.tasks[job.task]
+        task.completed_count += 1
+        if task.spec.restart_completed_jobs:
+            insort(task.waiting, job.index)
 
     def fail_job(self, job_id: str, now: float, reason: str = "job failed") -> Job:
         job = self.running_job(job_id)
