@@ -453,7 +453,10 @@ class Operation:
         job.finish_time = now
         job.reason = None
         del self.running_jobs[job.id]
-        self.exact_usage.ended(job)
+        exact_usage = self.exact_usage  # ``exact_usage.ended(job)`` written out
+        exact_usage.jobs -= 1
+        if exact_usage.exact and not job.usage_released:
+            exact_usage._add(job.tree, job.resources, -1)
         tree = job.tree
         if self.tentative_trees and tree is not None:
             banned = self._eligibility(job.task).on_finished(

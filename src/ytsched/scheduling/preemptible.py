@@ -519,7 +519,12 @@ class PreemptibleList:
                     self._cum1 = (c[0] + d0, c[1] + d1, c[2] + d2, c[3] + d3, c[4] + d4)
                 c = self._cum2
                 self._cum2 = (c[0] + d0, c[1] + d1, c[2] + d2, c[3] + d3, c[4] + d4)
-                self._advance()
+                # ``_advance`` changes nothing when both boundaries stand at the end (``b1
+                # <= b2 <= len``: no scan runs and ``b2`` is not behind ``b1``), the common
+                # case of a list with no preemptible allocation.
+                count = len(self._items)
+                if self._b1 < count or self._b2 < count:
+                    self._advance()
         if self._dead > 32 and self._dead * 2 > len(self._items):
             self._compact()
 
