@@ -44,6 +44,7 @@ from ytsched.scheduling.api import (
     InterruptionReason,
     JobOutcome,
     NodeHeartbeat,
+    heartbeat_response,
 )
 from ytsched.scheduling.context import HeartbeatContext, Outbox, abort_job, fits
 from ytsched.scheduling.graceful import preempt_gracefully
@@ -358,11 +359,7 @@ class Scheduler:
             self._check_overcommit(ctx, strategy.allowed_node_resources_overcommit_duration / MS)
         if not (outbox.start or outbox.interrupt or outbox.abort):
             return _EMPTY_RESPONSE
-        return HeartbeatResponse(
-            start=tuple(outbox.start),
-            interrupt=tuple(outbox.interrupt),
-            abort=tuple(outbox.abort),
-        )
+        return heartbeat_response(tuple(outbox.start), tuple(outbox.interrupt), tuple(outbox.abort))
 
     def _min_spare(self, strategy: StrategyConfig) -> Vector:
         """``min_spare_allocation_resources_on_node`` as a vector (configs are frozen: the
