@@ -331,9 +331,12 @@ class Operation:
         return task
 
     def start_job(
-        self, task_name: str, now: float, *, node: str | None = None, tree: str | None = None
+        self, task_name: str, now: float, node: str | None = None, tree: str | None = None
     ) -> Job:
-        """Start the next waiting job of a task."""
+        """Start the next waiting job of a task.
+
+        ``node`` and ``tree`` may be passed by position: the heartbeat path does, for every
+        start (a call with keywords takes Python 3.11's slower generic call path)."""
         if self.state is not _OP_RUNNING:
             raise SchedulerError(
                 "InvalidOperationState",
@@ -358,7 +361,10 @@ class Operation:
         self.jobs[job_id] = job
         self.running_jobs[job_id] = job
         self.job_changes += 1
-        self.exact_usage.started(job)
+        exact_usage = self.exact_usage  # ``exact_usage.started(job)`` written out
+        exact_usage.jobs += 1
+        if exact_usage.exact:
+            exact_usage._add(tree, job.resources, 1)
         if self.tentative_trees and tree is not None:
             self._eligibility(task_name).on_started(tree, tree in self.tentative_trees, now)
         return job

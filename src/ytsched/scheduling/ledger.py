@@ -78,7 +78,7 @@ class Ledger:
         the node's watch and usage sum inline) with the same effects in the same order as
         :meth:`NodeState.watch` and :func:`~ytsched.resources.vadd`."""
         operation = op.operation
-        job = operation.start_job(task.name, now, node=node.address, tree=state.name)
+        job = operation.start_job(task.name, now, node.address, state.name)
         resources = job.resources
         self._sequence += 1
         job_id = job.id
