@@ -162,9 +162,9 @@ def test_forget_operation_drops_only_finished_operations() -> None:
     assert "done" not in tree.operations and "busy" in tree.operations
 
 
-def test_complete_job_of_is_complete_job() -> None:
-    """The heartbeat path's ``complete_job_of`` (the operation at hand) ends jobs, moves the
-    clock and completes the operation exactly as ``complete_job`` does."""
+def test_complete_running_job_is_complete_job() -> None:
+    """The heartbeat path's ``complete_running_job`` (the operation and job at hand) ends
+    jobs, moves the clock and completes the operation exactly as ``complete_job`` does."""
     states = []
     for direct in (False, True):
         trees, _ = scheduler()
@@ -173,7 +173,7 @@ def test_complete_job_of_is_complete_job() -> None:
         second = trees.start_job("op", "main", now=2)
         for job, now in ((first, 5.0), (second, 4.0)):
             if direct:
-                trees.complete_job_of(operation, job.id, now)
+                trees.complete_running_job(operation, job, now)
             else:
                 trees.complete_job("op", job.id, now=now)
         states.append(

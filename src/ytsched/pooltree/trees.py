@@ -614,21 +614,25 @@ class PoolTrees:
     def complete_job(self, operation_id: str, job_id: str, *, now: float | None = None) -> Job:
         """A job completed; the operation completes with its last job."""
         moment = self._now(now)
-        return self.complete_job_of(self._active(operation_id), job_id, moment)
+        operation = self._active(operation_id)
+        job = operation.running_job(job_id)
+        self.complete_running_job(operation, job, moment)
+        return job
 
-    def complete_job_of(self, operation: Operation, job_id: str, now: float) -> Job:
+    def complete_running_job(self, operation: Operation, job: Job, now: float) -> None:
         """:meth:`complete_job` for a caller that holds the operation (one of
-        :attr:`operations`, not in a final state) and a time: the scheduler's heartbeat path,
-        for every job that ends, without looking the operation up again."""
+        :attr:`operations`, not in a final state), its running job and a time: the
+        scheduler's heartbeat path, for every job that ends, without looking either up again.
+        """
         if now > self.clock:
             self.clock = now
-        job = operation.complete_job(job_id, now)
+        operation.complete_running_job(job, now)
         if operation.newly_banned_trees:
             self._ban_tentative_trees(operation, now)
-        if operation.all_jobs_completed:
+        # ``all_jobs_completed`` is false while a job runs (the common case): tested first.
+        if not operation.running_jobs and operation.all_jobs_completed:
             count = sum(task.spec.job_count for task in operation.tasks.values())
             self._finish(operation.id, OperationState.COMPLETED, now, f"all {count} jobs completed")
-        return job
 
     def fail_job(
         self,

@@ -81,6 +81,40 @@ class StartJob:
     environment: dict[str, str] = field(default_factory=dict)
 
 
+_new_object = object.__new__
+_set_operation_id = StartJob.__dict__["operation_id"].__set__
+_set_job_id = StartJob.__dict__["job_id"].__set__
+_set_task = StartJob.__dict__["task"].__set__
+_set_resources = StartJob.__dict__["resources"].__set__
+_set_command = StartJob.__dict__["command"].__set__
+_set_interruption_signal = StartJob.__dict__["interruption_signal"].__set__
+_set_environment = StartJob.__dict__["environment"].__set__
+
+
+def start_job(
+    operation_id: str,
+    job_id: str,
+    task: str,
+    resources: Vector,
+    command: str | None,
+    interruption_signal: str | None,
+) -> StartJob:
+    """``StartJob(operation_id, job_id, task, resources, command, interruption_signal)``
+    for the heartbeat path, which builds one per started job: the frozen dataclass's
+    ``__init__`` sets each field through ``object.__setattr__`` (a slot wrapper call with its
+    argument tuple); this sets the same slots through their descriptors, about half the cost.
+    The result is an equal object of the same class (a fresh empty ``environment``)."""
+    message: StartJob = _new_object(StartJob)
+    _set_operation_id(message, operation_id)
+    _set_job_id(message, job_id)
+    _set_task(message, task)
+    _set_resources(message, resources)
+    _set_command(message, command)
+    _set_interruption_signal(message, interruption_signal)
+    _set_environment(message, {})
+    return message
+
+
 @dataclass(frozen=True, slots=True)
 class InterruptJob:
     """Ask a job to finish early: deliver its interruption signal, abort after the timeout."""
@@ -118,3 +152,20 @@ class HeartbeatResponse:
     start: tuple[StartJob, ...] = ()
     interrupt: tuple[InterruptJob, ...] = ()
     abort: tuple[AbortJob, ...] = ()
+
+
+_set_start = HeartbeatResponse.__dict__["start"].__set__
+_set_interrupt = HeartbeatResponse.__dict__["interrupt"].__set__
+_set_abort = HeartbeatResponse.__dict__["abort"].__set__
+
+
+def heartbeat_response(
+    start: tuple[StartJob, ...], interrupt: tuple[InterruptJob, ...], abort: tuple[AbortJob, ...]
+) -> HeartbeatResponse:
+    """``HeartbeatResponse(start, interrupt, abort)`` through the slots' descriptors, for the
+    heartbeat path (see :func:`start_job`: the same object, about half the cost)."""
+    response: HeartbeatResponse = _new_object(HeartbeatResponse)
+    _set_start(response, start)
+    _set_interrupt(response, interrupt)
+    _set_abort(response, abort)
+    return response

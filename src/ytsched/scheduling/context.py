@@ -15,7 +15,13 @@ from dataclasses import dataclass, field
 from ytsched.pooltree.operations import JobState, Task
 from ytsched.pooltree.trees import Node
 from ytsched.resources import ZERO, Vector
-from ytsched.scheduling.api import AbortJob, InterruptionReason, InterruptJob, StartJob
+from ytsched.scheduling.api import (
+    AbortJob,
+    InterruptionReason,
+    InterruptJob,
+    StartJob,
+    start_job,
+)
 from ytsched.scheduling.ledger import Ledger
 from ytsched.scheduling.nodes import Allocation, NodeState, Preemption
 from ytsched.scheduling.satisfaction import RESOURCE_EPSILON
@@ -127,7 +133,7 @@ class HeartbeatContext:
         spec = task.spec
         # Positional: (operation_id, job_id, task, resources, command, interruption_signal).
         self.outbox.start.append(
-            StartJob(
+            start_job(
                 allocation.operation_id,
                 allocation.id,
                 task.name,

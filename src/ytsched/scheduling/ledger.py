@@ -78,7 +78,7 @@ class Ledger:
         the node's watch and usage sum inline) with the same effects in the same order as
         :meth:`NodeState.watch` and :func:`~ytsched.resources.vadd`."""
         operation = op.operation
-        job = operation.start_job(task.name, now, node=node.address, tree=state.name)
+        job = operation.start_job(task.name, now, node.address, state.name)
         resources = job.resources
         self._sequence += 1
         job_id = job.id
@@ -174,14 +174,16 @@ class Ledger:
         if found is not None:
             found[0].apply_usage_delta(found[1], delta)
 
-    def remove(self, allocation: Allocation) -> None:
+    def remove(self, allocation: Allocation, node: NodeState | None = None) -> None:
         """The allocation ended (its job already ended in the pool tree).
 
-        Runs for every allocation that ends: the lookups and the usage subtraction are
-        written out (the same float operations as adding :func:`_negated` usage with
-        :func:`~ytsched.resources.vadd`, in the same order)."""
+        ``node``, when given, is the allocation's node (``nodes[allocation.node]``, which a
+        heartbeat holds already).  Runs for every allocation that ends: the lookups and the
+        usage subtraction are written out (the same float operations as adding
+        :func:`_negated` usage with :func:`~ytsched.resources.vadd`, in the same order)."""
         allocation_id = allocation.id
-        node = self.nodes.get(allocation.node)
+        if node is None:
+            node = self.nodes.get(allocation.node)
         if node is not None:
             popped = node.allocations.pop(allocation_id, None)
             if popped is not None:

@@ -32,7 +32,7 @@ from ytsched.errors import YtschedError
 from ytsched.fairshare import native
 from ytsched.fairshare.model import TreeSnapshot
 from ytsched.fairshare.update import UpdateResult
-from ytsched.pooltree.operations import JobState
+from ytsched.pooltree.operations import JobState, OperationState
 from ytsched.pooltree.snapshot import apply_result, update_snapshot
 from ytsched.pooltree.trees import PoolTrees
 from ytsched.resources import RESOURCE_NAMES, Vector
@@ -44,6 +44,7 @@ from ytsched.scheduling.api import (
     InterruptionReason,
     JobOutcome,
     NodeHeartbeat,
+    heartbeat_response,
 )
 from ytsched.scheduling.context import HeartbeatContext, Outbox, abort_job, fits
 from ytsched.scheduling.graceful import preempt_gracefully
@@ -67,6 +68,7 @@ MS = 1000.0
 
 _JOB_RUNNING = JobState.RUNNING
 _COMPLETED = JobOutcome.COMPLETED
+_OP_RUNNING = OperationState.RUNNING
 """Module constants for ``_apply_finished`` (an Enum class attribute costs
 ``EnumType.__getattr__``'s slot, for every job that ends)."""
 
@@ -357,11 +359,7 @@ class Scheduler:
             self._check_overcommit(ctx, strategy.allowed_node_resources_overcommit_duration / MS)
         if not (outbox.start or outbox.interrupt or outbox.abort):
             return _EMPTY_RESPONSE
-        return HeartbeatResponse(
-            start=tuple(outbox.start),
-            interrupt=tuple(outbox.interrupt),
-            abort=tuple(outbox.abort),
-        )
+        return heartbeat_response(tuple(outbox.start), tuple(outbox.interrupt), tuple(outbox.abort))
 
     def _min_spare(self, strategy: StrategyConfig) -> Vector:
         """``min_spare_allocation_resources_on_node`` as a vector (configs are frozen: the
@@ -578,17 +576,26 @@ class Scheduler:
         operations = trees.operations
         allocations = node.allocations
         remove = self.ledger.remove
+        watch = node.ended_watch
         for report in finished:
             allocation = allocations.get(report.job_id)
             if allocation is None or allocation.operation_id != report.operation_id:
                 continue
             job = allocation.job
             operation = operations.get(allocation.operation_id)
-            if job.state is _JOB_RUNNING and operation is not None and not operation.state.is_final:
+            if (
+                job.state is _JOB_RUNNING
+                and operation is not None
+                and (operation.state is _OP_RUNNING or not operation.state.is_final)
+            ):
                 op_id, job_id = allocation.operation_id, allocation.id
                 if report.outcome is _COMPLETED and not report.interrupted:
-                    # ``trees.complete_job`` with the operation already at hand (and not final)
-                    trees.complete_job_of(operation, job_id, now)
+                    if job.watch is watch:
+                        # ``remove`` below unwatches the job: detached now, its end is not
+                        # counted (+1 up the watches) only to be uncounted (-1) there.
+                        job.watch = None
+                    # ``trees.complete_job`` with the operation and job already at hand
+                    trees.complete_running_job(operation, job, now)
                 elif report.outcome is JobOutcome.FAILED:
                     self.trees.fail_job(op_id, job_id, now=now, reason=report.error or "job failed")
                 else:
@@ -598,7 +605,7 @@ class Scheduler:
                     if allocation.preemption is not None:
                         reason = f"{reason} after {allocation.preemption.reason.value}"
                     self.trees.abort_job(op_id, job_id, now=now, reason=reason)
-            remove(allocation)
+            remove(allocation, node)
 
     def _reconcile_node(
         self, node: NodeState, running: tuple[str, ...], now: float, outbox: Outbox
