@@ -72,12 +72,7 @@ class NativeSelector {
     if (index < 0) return;
     const int32_t parent = parent_[node];
     std::vector<int32_t>& heap = heap_[parent];
-    const auto size = static_cast<int32_t>(heap.size());
-    if (index > 0 && less(node, heap[(index - 1) >> 1])) {
-      sift_up(heap, index);
-    } else if (2 * index + 1 < size) {
-      sift_down(heap, index);
-    }
+    fix(heap, index);
     if (sat_[heap[0]] != sat_[parent]) top_changed(parent);
   }
 
@@ -222,13 +217,7 @@ class NativeSelector {
       const int32_t index = pos_[node];
       if (index < 0) return;
       const int32_t parent = parent_[node];
-      std::vector<int32_t>& heap = heap_[parent];
-      const auto size = static_cast<int32_t>(heap.size());
-      if (index > 0 && less(node, heap[(index - 1) >> 1])) {
-        sift_up(heap, index);
-      } else if (2 * index + 1 < size) {
-        sift_down(heap, index);
-      }
+      fix(heap_[parent], index);
       node = parent;
     }
   }

@@ -14,29 +14,13 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ytsched.pooltree.operations import Job
+from tests.scheduling.test_preemptible import allocation
 from ytsched.resources import Vector
 from ytsched.scheduling.nodes import Allocation
 from ytsched.scheduling.preemptible import PreemptibleList, PreemptionBounds
 from ytsched.scheduling.satisfaction import ShareView
 
 TOTAL: Vector = (16.0, 64.0, 0.0, 1024.0, 4.0)
-
-
-def _allocation(index: int, usage: Vector) -> Allocation:
-    job = Job(id=f"j{index}", task="main", index=index, attempt=0, resources=usage, start_time=0.0)
-    return Allocation(
-        id=job.id,
-        operation_id="op",
-        tree="t",
-        node="n",
-        task="main",
-        resources=usage,
-        usage=usage,
-        start_time=float(index),
-        sequence=index,
-        job=job,
-    )
 
 
 def _bounds(fair: Vector, demand: Vector, aggressive: float, threshold: bool) -> PreemptionBounds:
@@ -122,7 +106,7 @@ def test_published_lists_equal_a_publication_from_scratch(
             if whole_only and any(x % 1.0 for x in usage):
                 continue
             counter += 1
-            a = _allocation(counter, usage)
+            a = allocation(counter, usage)
             items.append(a)
             alive.append(a)
         elif action == "remove" and alive:
@@ -150,9 +134,9 @@ def test_published_lists_equal_a_publication_from_scratch(
 
 def test_fractional_usage_turns_exact_sums_off() -> None:
     items = PreemptibleList()
-    items.append(_allocation(1, (1.0, 2.0, 0.0, 3.0, 0.0)))
+    items.append(allocation(1, (1.0, 2.0, 0.0, 3.0, 0.0)))
     assert items._exact
-    items.append(_allocation(2, (0.5, 2.0, 0.0, 3.0, 0.0)))
+    items.append(allocation(2, (0.5, 2.0, 0.0, 3.0, 0.0)))
     assert not items._exact
     items.remove(list(items)[1])
     assert not items._exact
@@ -160,9 +144,9 @@ def test_fractional_usage_turns_exact_sums_off() -> None:
 
 def test_totals_reaching_two_to_the_53_turn_exact_sums_off() -> None:
     items = PreemptibleList()
-    items.append(_allocation(1, (1.0, 2.0**52, 0.0, 3.0, 0.0)))
+    items.append(allocation(1, (1.0, 2.0**52, 0.0, 3.0, 0.0)))
     assert items._exact
-    items.append(_allocation(2, (1.0, 2.0**52, 0.0, 3.0, 0.0)))
+    items.append(allocation(2, (1.0, 2.0**52, 0.0, 3.0, 0.0)))
     assert not items._exact
 
 

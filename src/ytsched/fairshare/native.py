@@ -14,8 +14,6 @@ AddressSanitizer build.
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import threading
 from collections.abc import Callable, ItemsView, Iterator, Mapping, ValuesView
 from types import ModuleType
@@ -24,6 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from ytsched.errors import YtschedError
+from ytsched.extensions import load_extension
 from ytsched.fairshare import hugepages
 from ytsched.fairshare.elements import Element, IntegralState
 from ytsched.fairshare.flat import FlatTree, build_flat
@@ -95,19 +94,11 @@ def load_module() -> ModuleType:
 def _load() -> ModuleType:
     global _module
     if _module is None:
-        path = os.environ.get("YTSCHED_NATIVE_LIBRARY")
-        if path:
-            spec = importlib.util.spec_from_file_location("ytsched.fairshare._native", path)
-            if spec is None or spec.loader is None:
-                raise ImportError(f"cannot load the native core from {path!r}")
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-        else:
-            module = importlib.import_module("ytsched.fairshare._native")
+        module = load_extension(
+            "ytsched.fairshare._native", "YTSCHED_NATIVE_LIBRARY", "the native core"
+        )
         if module.OUT_F != OUT_F or module.OUT_I != OUT_I:
             raise ImportError("the native core's result layout does not match this package")
-        if os.environ.get("YTSCHED_EXPECT_SANITIZED") and not module.SANITIZED:
-            raise ImportError("YTSCHED_EXPECT_SANITIZED is set but the core is not sanitized")
         _module = module
     return _module
 

@@ -361,10 +361,7 @@ class Operation:
         self.jobs[job_id] = job
         self.running_jobs[job_id] = job
         self.job_changes += 1
-        exact_usage = self.exact_usage  # ``exact_usage.started(job)`` written out
-        exact_usage.jobs += 1
-        if exact_usage.exact:
-            exact_usage._add(tree, job.resources, 1)
+        self.exact_usage.started(job)
         if self.tentative_trees and tree is not None:
             self._eligibility(task_name).on_started(tree, tree in self.tentative_trees, now)
         return job
@@ -449,30 +446,8 @@ class Operation:
     def complete_running_job(self, job: Job, now: float) -> None:
         """:meth:`complete_job` for a caller that holds the job and knows it runs (one of
         :attr:`running_jobs`): the scheduler's heartbeat path, for every job that completes,
-        without looking it up again.  :meth:`_end_job` for a completed job, written out (the
-        same effects in the same order)."""
-        self.job_changes += 1
-        job.state = _JOB_COMPLETED
-        watch = job.watch
-        if watch is not None:
-            watch.add(1)
-        job.finish_time = now
-        job.reason = None
-        del self.running_jobs[job.id]
-        exact_usage = self.exact_usage  # ``exact_usage.ended(job)`` written out
-        exact_usage.jobs -= 1
-        if exact_usage.exact and not job.usage_released:
-            exact_usage._add(job.tree, job.resources, -1)
-        tree = job.tree
-        if self.tentative_trees and tree is not None:
-            banned = self._eligibility(job.task).on_finished(
-                tree, tree in self.tentative_trees, True, now - job.start_time, now
-            )
-            self.newly_banned_trees.extend(t for t in banned if t in self.tentative_trees)
-        task = self.tasks[job.task]
-        task.completed_count += 1
-        if task.spec.restart_completed_jobs:
-            insort(task.waiting, job.index)
+        without looking it up again."""
+        self._end_job(job, _JOB_COMPLETED, now, None)
 
     def fail_job(self, job_id: str, now: float, reason: str = "job failed") -> Job:
         job = self.running_job(job_id)

@@ -506,25 +506,7 @@ class PreemptibleList:
         self._dead += 1
         allocation.list_index = -1
         if usage != ZERO:
-            # ``_decreased_at(index, -usage)`` written out (runs for every allocation that
-            # ends): the same sums in the same order.
-            d0, d1, d2, d3, d4 = -usage[0], -usage[1], -usage[2], -usage[3], -usage[4]
-            t = self.total
-            self.total = (t[0] + d0, t[1] + d1, t[2] + d2, t[3] + d3, t[4] + d4)
-            if index < self._b2:
-                if not self._exact:
-                    self._changed = True
-                if index < self._b1:
-                    c = self._cum1
-                    self._cum1 = (c[0] + d0, c[1] + d1, c[2] + d2, c[3] + d3, c[4] + d4)
-                c = self._cum2
-                self._cum2 = (c[0] + d0, c[1] + d1, c[2] + d2, c[3] + d3, c[4] + d4)
-                # ``_advance`` changes nothing when both boundaries stand at the end (``b1
-                # <= b2 <= len``: no scan runs and ``b2`` is not behind ``b1``), the common
-                # case of a list with no preemptible allocation.
-                count = len(self._items)
-                if self._b1 < count or self._b2 < count:
-                    self._advance()
+            self._decreased_at(index, (-usage[0], -usage[1], -usage[2], -usage[3], -usage[4]))
         if self._dead > 32 and self._dead * 2 > len(self._items):
             self._compact()
 
@@ -545,7 +527,12 @@ class PreemptibleList:
             self._cum1 = (c[0] + d0, c[1] + d1, c[2] + d2, c[3] + d3, c[4] + d4)
         c = self._cum2
         self._cum2 = (c[0] + d0, c[1] + d1, c[2] + d2, c[3] + d3, c[4] + d4)
-        self._advance()
+        # ``_advance`` changes nothing when both boundaries stand at the end (``b1 <= b2 <=
+        # len``: no scan runs and ``b2`` is not behind ``b1``), the common case of a list
+        # with no preemptible allocation.
+        count = len(self._items)
+        if self._b1 < count or self._b2 < count:
+            self._advance()
 
     def _compact(self) -> None:
         """Drop the holes: every allocation's index becomes its position among the live

@@ -37,10 +37,9 @@ the stage.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import os
 from typing import TYPE_CHECKING
+
+from ytsched.extensions import load_extension
 
 if TYPE_CHECKING:
     from ytsched.scheduling._selector import NativeSelector
@@ -48,20 +47,11 @@ if TYPE_CHECKING:
 
 
 def _load_native_selector() -> type[NativeSelector]:
-    """The compiled heaps; ``YTSCHED_SELECTOR_LIBRARY`` (a path to a built ``_selector``
-    shared object) loads another build, as ``YTSCHED_NATIVE_LIBRARY`` does for the
-    fair-share core: CI runs the selector tests against its AddressSanitizer + UBSan build."""
-    path = os.environ.get("YTSCHED_SELECTOR_LIBRARY")
-    if path:
-        spec = importlib.util.spec_from_file_location("ytsched.scheduling._selector", path)
-        if spec is None or spec.loader is None:
-            raise ImportError(f"cannot load the native selector from {path!r}")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    else:
-        module = importlib.import_module("ytsched.scheduling._selector")
-    if os.environ.get("YTSCHED_EXPECT_SANITIZED") and not module.SANITIZED:
-        raise ImportError("YTSCHED_EXPECT_SANITIZED is set but the selector is not sanitized")
+    """The compiled heaps (``YTSCHED_SELECTOR_LIBRARY`` loads another build of them, see
+    :mod:`ytsched.extensions`)."""
+    module = load_extension(
+        "ytsched.scheduling._selector", "YTSCHED_SELECTOR_LIBRARY", "the native selector"
+    )
     selector_type: type[NativeSelector] = module.NativeSelector
     return selector_type
 

@@ -302,24 +302,7 @@ class TreeState:
             u = element.usage
             element.usage = (u[0] + d0, u[1] + d1, u[2] + d2, u[3] + d3, u[4] + d4)
             element = element.parent
-        view = own.view
-        if view.fair_share_is_zero or view.all_blocked:
-            sat = view.local_satisfaction(usage)
-        else:
-            # :meth:`ShareView.local_satisfaction`'s common case written out: within the
-            # fair share everywhere, the largest ratio over ``ratio_measured`` (same divisions,
-            # same order); above it somewhere, the method itself.
-            amounts = view.fair_amounts
-            for index in view.measured:
-                if usage[index] > amounts[index]:
-                    sat = view.local_satisfaction(usage)
-                    break
-            else:
-                sat = 0.0
-                for index in view.ratio_measured:
-                    r = usage[index] / amounts[index]
-                    if r > sat:
-                        sat = r
+        sat = own.view.local_satisfaction(usage)
         own.local_sat = sat
         node = own.node
         if node is not None:
