@@ -162,8 +162,24 @@ void operation_fsbff(const Vec& usage, const Vec& demand, bool step, VChain& c) 
         c.x.push_back(0.0);
         c.y.push_back(kZero);
         double previous = 0.0;
+        // A stable sort: without NaNs, ``<`` is a strict weak order, under which every stable
+        // sort gives the same sequence (equal values, -0.0 beside +0.0 included, in their
+        // original order), so five doubles are sorted by insertion in place; ``stable_sort``
+        // asked for a temporary buffer first, an allocation per operation.  With a NaN the
+        // order is whatever ``stable_sort`` makes of it, so it still sorts those.
         Vec sorted = usage;
-        std::stable_sort(sorted.begin(), sorted.end());
+        bool has_nan = false;
+        for (double value : usage) has_nan |= value != value;
+        if (has_nan) {
+            std::stable_sort(sorted.begin(), sorted.end());
+        } else {
+            for (int i = 1; i < 5; ++i) {
+                const double value = sorted[i];
+                int j = i;
+                for (; j > 0 && value < sorted[j - 1]; --j) sorted[j] = sorted[j - 1];
+                sorted[j] = value;
+            }
+        }
         for (double value : sorted) {
             const double fit_factor = value / max_usage;
             if (fit_factor > previous) {
@@ -1335,12 +1351,26 @@ void compress(const VChain& F, VChain& out, double eps) {
         out.y.assign(ys.begin(), ys.end());
         return;
     }
-    out.x.clear();
-    out.y.clear();
-    out.x.reserve(xs.size());
-    out.y.reserve(xs.size());
-    out.x.push_back(xs[0]);
-    out.y.push_back(ys[0]);
+    // At most every point is kept: the kept ones are written through raw pointers
+    // (``RawChain``) into room for all of them, through ``add_point``'s merge rule, and the
+    // result is cut to its size.
+    if (out.x.size() < xs.size()) {
+        out.x.resize(xs.size());
+        out.y.resize(xs.size());
+    }
+    RawChain<Vec> w{out.x.data(), out.y.data(), 0};
+    w.append(xs[0], ys[0]);
+    auto keep = [&](std::size_t k) {
+        if (w.n < 2) {
+            w.append(xs[k], ys[k]);
+        } else {
+            w.push(xs[k], ys[k]);
+        }
+    };
+    auto finish = [&] {
+        out.x.resize(w.n);
+        out.y.resize(w.n);
+    };
     std::size_t end = 1;
     std::size_t c = 0;
     double tx[5], ty[5], bx[5], by[5];
@@ -1348,8 +1378,8 @@ void compress(const VChain& F, VChain& out, double eps) {
     if (g_wide_kernels.load(std::memory_order_relaxed)) {
         while (true) {
             end = compress_corridor_avx2(xs.data(), ys.data(), n, eps, c);
-            add_point(out.x, out.y, xs[end], ys[end]);
-            if (c >= n) return;
+            keep(end);
+            if (c >= n) return finish();
         }
     }
 #endif
@@ -1391,8 +1421,8 @@ void compress(const VChain& F, VChain& out, double eps) {
             end = c + 1;
             c += 1;
         }
-        add_point(out.x, out.y, xs[end], ys[end]);
-        if (c >= n) return;
+        keep(end);
+        if (c >= n) return finish();
     }
 }
 

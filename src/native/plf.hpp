@@ -256,6 +256,10 @@ struct Workspace {
     VChain composed;
     VChain compressed;
     VChain fsbff;  // the element's FSBFF (operations and pool sums build into it)
+    // A pool's children's FSBS scaled by their weights (``scale_and_extend``), and the
+    // pointers its sum reads: kept from pool to pool, so a sum allocates nothing for them.
+    std::vector<VChain> scaled;
+    std::vector<const VChain*> chains;
 };
 
 // The result is allocated to its exact size (it is kept until the distribution).

@@ -875,8 +875,10 @@ public:
             fsbff.y.assign({kZero, kZero});
         } else {
             const double min_weight = min_child_weight(el);
-            std::vector<VChain> scratch(el.children.size());
-            std::vector<const VChain*> scaled(el.children.size());
+            std::vector<VChain>& scratch = ctx.workspace.scaled;
+            std::vector<const VChain*>& scaled = ctx.workspace.chains;
+            if (scratch.size() < el.children.size()) scratch.resize(el.children.size());
+            scaled.resize(el.children.size());
             for (std::size_t k = 0; k < el.children.size(); ++k) {
                 const Element& child = e_[el.children[k]];
                 scaled[k] = scale_and_extend(child.fsbs, child.weight / min_weight, scratch[k]);
