@@ -280,46 +280,76 @@ using V4 = double __attribute__((vector_size(32)));
 // addition, subtraction, multiplication and division give the same doubles in any vector lane,
 // and -ffp-contract=off keeps them from being fused, so both builds are exact.
 #define YTSCHED_RUN_KERNELS(SUFFIX, ATTRIBUTE)                                                   \
+    /* One loop over the run adding all five resources (one loop per resource exited at a        \
+       mispredicted jump per resource on short runs). */                                         \
     ATTRIBUTE void add_flat_run_##SUFFIX(double* total, std::size_t count, std::size_t k,        \
                                          std::size_t stop, const Vec& lv) {                      \
-        for (int r = 0; r < 5; ++r) {                                                            \
-            const double v = lv[r];                                                              \
-            double* __restrict lt = total + r * count;                                           \
-            for (std::size_t j = k; j < stop; ++j) lt[j] += v;                                   \
+        double* __restrict t0 = total;                                                           \
+        double* __restrict t1 = total + count;                                                   \
+        double* __restrict t2 = total + 2 * count;                                               \
+        double* __restrict t3 = total + 3 * count;                                               \
+        double* __restrict t4 = total + 4 * count;                                               \
+        const double v0 = lv[0], v1 = lv[1], v2 = lv[2], v3 = lv[3], v4 = lv[4];                 \
+        for (std::size_t j = k; j < stop; ++j) {                                                 \
+            t0[j] += v0;                                                                         \
+            t1[j] += v1;                                                                         \
+            t2[j] += v2;                                                                         \
+            t3[j] += v3;                                                                         \
+            t4[j] += v4;                                                                         \
         }                                                                                        \
     }                                                                                            \
-    /* ``interpolate_vector(x0, lv, x1, rv, p)`` at every point of the run, four points at a  \
-       time in GCC vector types (both arms computed, the lanes chosen by the comparison). */    \
+    /* ``interpolate_vector(x0, lv, x1, rv, p)`` at every point of the run, four points at a     \
+       time in GCC vector types (both arms computed, the lanes chosen by the comparison), all five\
+       resources per four points: one loop over the run (and one over its last points) instead   \
+       of one per resource, whose exits on short runs of varying length were mispredicted. */    \
     ATTRIBUTE void add_sloped_run_##SUFFIX(double* total, std::size_t count, const double* pts,  \
                                            std::size_t k, std::size_t stop, double x0,           \
-                                           double x1, const Vec& lv, const Vec& rv,              \
-                                           double* __restrict frac) {                            \
+                                           double x1, const Vec& lv, const Vec& rv) {            \
         const double width = x1 - x0;                                                            \
         const std::size_t len = stop - k;                                                        \
-        for (std::size_t j = 0; j < len; ++j) frac[j] = (pts[k + j] - x0) / width;               \
         const std::size_t whole = len & ~std::size_t{3};                                         \
+        const double* p = pts + k;                                                               \
+        double* __restrict t0 = total + k;                                                       \
+        double* __restrict t1 = total + count + k;                                               \
+        double* __restrict t2 = total + 2 * count + k;                                           \
+        double* __restrict t3 = total + 3 * count + k;                                           \
+        double* __restrict t4 = total + 4 * count + k;                                           \
+        double l[5], h[5], d[5];                                                                 \
         for (int r = 0; r < 5; ++r) {                                                            \
-            const double l = lv[r];                                                              \
-            const double h = rv[r];                                                              \
-            const double d = h - l;                                                              \
-            double* __restrict lt = total + r * count + k;                                       \
-            const V4 lvec = {l, l, l, l};                                                        \
-            const V4 hvec = {h, h, h, h};                                                        \
-            const V4 dvec = {d, d, d, d};                                                        \
-            const V4 half = {0.5, 0.5, 0.5, 0.5};                                                \
-            const V4 one = {1.0, 1.0, 1.0, 1.0};                                                 \
-            for (std::size_t j = 0; j < whole; j += 4) {                                         \
-                V4 t, a;                                                                         \
-                std::memcpy(&t, frac + j, sizeof t);                                             \
-                const V4 v = t < half ? lvec + dvec * t : hvec - dvec * (one - t);               \
-                std::memcpy(&a, lt + j, sizeof a);                                               \
+            l[r] = lv[r];                                                                        \
+            h[r] = rv[r];                                                                        \
+            d[r] = h[r] - l[r];                                                                  \
+        }                                                                                        \
+        const V4 xv = {x0, x0, x0, x0};                                                          \
+        const V4 wv = {width, width, width, width};                                              \
+        const V4 half = {0.5, 0.5, 0.5, 0.5};                                                    \
+        const V4 one = {1.0, 1.0, 1.0, 1.0};                                                     \
+        for (std::size_t j = 0; j < whole; j += 4) {                                             \
+            V4 pv;                                                                               \
+            std::memcpy(&pv, p + j, sizeof pv);                                                  \
+            const V4 t = (pv - xv) / wv;                                                         \
+            const V4 u = one - t;                                                                \
+            const auto left = t < half;                                                          \
+            double* const rows[5] = {t0, t1, t2, t3, t4};                                        \
+            for (int r = 0; r < 5; ++r) {                                                        \
+                const V4 lvec = {l[r], l[r], l[r], l[r]};                                        \
+                const V4 hvec = {h[r], h[r], h[r], h[r]};                                        \
+                const V4 dvec = {d[r], d[r], d[r], d[r]};                                        \
+                const V4 v = left ? lvec + dvec * t : hvec - dvec * u;                           \
+                V4 a;                                                                            \
+                std::memcpy(&a, rows[r] + j, sizeof a);                                          \
                 a += v;                                                                          \
-                std::memcpy(lt + j, &a, sizeof a);                                               \
+                std::memcpy(rows[r] + j, &a, sizeof a);                                          \
             }                                                                                    \
-            for (std::size_t j = whole; j < len; ++j) {                                          \
-                const double t = frac[j];                                                        \
-                lt[j] += select_double(t < 0.5, l + d * t, h - d * (1.0 - t));                   \
-            }                                                                                    \
+        }                                                                                        \
+        for (std::size_t j = whole; j < len; ++j) {                                              \
+            const double t = (p[j] - x0) / width;                                                \
+            const bool left = t < 0.5;                                                           \
+            t0[j] += select_double(left, l[0] + d[0] * t, h[0] - d[0] * (1.0 - t));              \
+            t1[j] += select_double(left, l[1] + d[1] * t, h[1] - d[1] * (1.0 - t));              \
+            t2[j] += select_double(left, l[2] + d[2] * t, h[2] - d[2] * (1.0 - t));              \
+            t3[j] += select_double(left, l[3] + d[3] * t, h[3] - d[3] * (1.0 - t));              \
+            t4[j] += select_double(left, l[4] + d[4] * t, h[4] - d[4] * (1.0 - t));              \
         }                                                                                        \
     }
 
@@ -332,7 +362,7 @@ YTSCHED_RUN_KERNELS(avx2, __attribute__((target("avx2"))))
 struct RunKernels {
     void (*flat)(double*, std::size_t, std::size_t, std::size_t, const Vec&);
     void (*sloped)(double*, std::size_t, const double*, std::size_t, std::size_t, double, double,
-                   const Vec&, const Vec&, double*);
+                   const Vec&, const Vec&);
 };
 
 bool avx2_available() {
@@ -554,7 +584,6 @@ void sum_chains(const std::vector<const VChain*>& chains, VChain& out) {
         double* const total = totals.data();
         const double* const pts = points.data();
         const RunKernels kernels = current_run_kernels();
-        double fractions[kBlock];
         for (int r = 0; r < 5; ++r) std::fill(total + r * count + from, total + r * count + to, 0.0);
         for (std::size_t begin = from; begin < to; begin += kBlock) {
             const std::size_t end = std::min(to, begin + kBlock);
@@ -593,7 +622,7 @@ void sum_chains(const std::vector<const VChain*>& chains, VChain& out) {
                     if (flat) {
                         kernels.flat(total, count, k, stop, lv);
                     } else {
-                        kernels.sloped(total, count, pts, k, stop, xs[i - 1], x, lv, rv, fractions);
+                        kernels.sloped(total, count, pts, k, stop, xs[i - 1], x, lv, rv);
                     }
                     k = stop;
                 }
@@ -1239,12 +1268,15 @@ void compose(const VChain& F, const SChain& M, Workspace& w, VChain& c) {
         if (right_limit) {
             while (jr < nf - 1 && fx[jr] <= v) ++jr;
             if (same_v && jr == jl && fx[jl - 1] != fx[jl]) {
-                emit(x, last_left);
+                // The left value just emitted at the same ``x``: after any push the chain's
+                // last point equals the one pushed, so pushing it again changes nothing unless
+                // it holds a NaN (or the chain has fewer than two points, which appends).
+                if (emitted < 2 || !(last_left == last_left)) emit(x, last_left);
             } else {
                 emit(x, right_value(v));
             }
         } else if (same_v) {
-            emit(x, last_left);
+            if (emitted < 2 || !(last_left == last_left)) emit(x, last_left);  // (as above)
         } else {
             emit(x, left_value(v));
         }
