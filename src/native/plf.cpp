@@ -168,9 +168,7 @@ void operation_fsbff(const Vec& usage, const Vec& demand, bool step, VChain& c) 
         // asked for a temporary buffer first, an allocation per operation.  With a NaN the
         // order is whatever ``stable_sort`` makes of it, so it still sorts those.
         Vec sorted = usage;
-        bool has_nan = false;
-        for (double value : usage) has_nan |= value != value;
-        if (has_nan) {
+        if (has_nan(usage)) {
             std::stable_sort(sorted.begin(), sorted.end());
         } else {
             for (int i = 1; i < 5; ++i) {
@@ -1271,12 +1269,12 @@ void compose(const VChain& F, const SChain& M, Workspace& w, VChain& c) {
                 // The left value just emitted at the same ``x``: after any push the chain's
                 // last point equals the one pushed, so pushing it again changes nothing unless
                 // it holds a NaN (or the chain has fewer than two points, which appends).
-                if (emitted < 2 || !(last_left == last_left)) emit(x, last_left);
+                if (emitted < 2 || has_nan(last_left)) emit(x, last_left);
             } else {
                 emit(x, right_value(v));
             }
         } else if (same_v) {
-            if (emitted < 2 || !(last_left == last_left)) emit(x, last_left);  // (as above)
+            if (emitted < 2 || has_nan(last_left)) emit(x, last_left);  // (as above)
         } else {
             emit(x, left_value(v));
         }

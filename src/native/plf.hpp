@@ -99,6 +99,10 @@ inline double vmaxcomp(const Vec& a) {
         if (a[i] > m) m = a[i];
     return m;
 }
+// Whether any component is a NaN, without an early exit (one branch for the caller).
+inline bool has_nan(const Vec& a) {
+    return (a[0] != a[0]) | (a[1] != a[1]) | (a[2] != a[2]) | (a[3] != a[3]) | (a[4] != a[4]);
+}
 inline double pymin(double a, double b) { return b < a ? b : a; }
 inline double pymax(double a, double b) { return b > a ? b : a; }
 
