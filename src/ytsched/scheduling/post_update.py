@@ -659,16 +659,16 @@ def _pool_elements(
     limited: dict[str, list[ElementState]] = {root.name: []}
     computed_pools = result.pools
     # With a native result (``keys``), pools are found by row, their elements not created.
-    native = cast(ElementsByName, computed_pools) if keys is not None else None
+    rows = cast(ElementsByName, computed_pools).rows() if keys is not None else None
     computed: Element | None = None
     row: int | None = None
     for pool in tree.root.descendants():
         if pool.is_root or pool.parent is None:
             continue
-        if native is not None:
-            if pool.name not in native:
+        if rows is not None:
+            row = rows.get(pool.name)
+            if row is None:
                 continue
-            row = native.row(pool.name)
         else:
             computed = computed_pools.get(pool.name)
             if computed is None:
@@ -731,18 +731,19 @@ def build_tree_state(
     blob = keys.blob if keys is not None else b""
     fifo_indexes = keys.fifo_indexes if keys is not None else []
     # With a native result, operations are found by row, their elements never created (see
-    # :func:`_template`); ``keys`` is only set for one, whose operations are ElementsByName.
-    row_of = cast(ElementsByName, computed_operations).row if keys is not None else None
+    # :func:`_template`); ``keys`` is only set for one, whose operations are ElementsByName
+    # (their rows looked up in one pass: ``ElementsByName.rows``).
+    rows = cast(ElementsByName, computed_operations).rows() if keys is not None else None
     computed: Element | None = None
     row = -1
     for entry in tree.operations.values():
         operation = entry.operation
         op_id = operation.id
-        if row_of is not None:
-            try:
-                row = row_of(op_id)
-            except KeyError:
+        if rows is not None:
+            found = rows.get(op_id)
+            if found is None:
                 continue
+            row = found
         else:
             computed = computed_operations.get(op_id)
             if computed is None:
