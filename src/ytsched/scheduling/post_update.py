@@ -30,12 +30,14 @@ from ytsched.resources import EPSILON, INFINITE_AMOUNT, RESOURCE_NAMES, ZERO, Ve
 from ytsched.scheduling.preemptible import PreemptionBounds
 from ytsched.scheduling.satisfaction import ShareView
 from ytsched.scheduling.selector import Selector, SelectorNode
+from ytsched.scheduling.share_views import share_view
 from ytsched.scheduling.starvation import (
     PreemptionPriority,
     SchedulableStatus,
     StarvationState,
     StarvationStatus,
     check_for_starvation,
+    operation_status,
     operation_tolerance,
     scaled_timeouts,
     schedulable_status,
@@ -74,11 +76,9 @@ def _view(
             assert element is not None
             row = ShareKeys.row(element)
         values = _UNPACK_FAIR_DEMAND_USAGE(keys.blob, row * _SHARES_SIZE)
-        return ShareView.create(values[0:5], values[5:10], values[10:15], total)
+        return share_view(values[0:5], values[5:10], values[10:15], total)
     assert element is not None
-    return ShareView.create(
-        element.fair_share.total, element.demand_share, element.usage_share, total
-    )
+    return share_view(element.fair_share.total, element.demand_share, element.usage_share, total)
 
 
 def _threshold_vector(values: dict[str, float]) -> Vector | None:
@@ -290,7 +290,7 @@ def _template(
         values = _UNPACK_SHARES(shares)
         fair, demand_share, usage = values[0:5], values[5:10], values[10:15]
         demand = values[20:25]
-        view = ShareView.create(fair, demand_share, usage, total)
+        view = share_view(fair, demand_share, usage, total)
     else:
         assert computed is not None
         demand = computed.resource_demand
@@ -314,9 +314,7 @@ def _template(
         bounds=bounds,
         order_key=float(fifo_index) if fifo_index is not None else 0.0,
         demand=demand,
-        status=schedulable_status(
-            view, operation_tolerance(view, settings.tolerance), view.usage_share
-        ),
+        status=operation_status(view, settings.tolerance),
     )
 
 
