@@ -11,7 +11,7 @@ from hypothesis import given, settings
 
 from tests.fairshare.strategies import snapshots
 from ytsched.fairshare.model import TreeSnapshot
-from ytsched.fairshare.native import ShareKeys
+from ytsched.fairshare.native import ElementsByName, ShareKeys
 from ytsched.fairshare.update import run_update
 from ytsched.scheduling.post_update import _UNPACK_SHARES
 from ytsched.snapshot import parse_snapshot
@@ -64,3 +64,38 @@ def test_python_engine_elements_have_no_rows() -> None:
     )
     result = run_update(snapshot, engine="python")
     assert ShareKeys.rows_of(result.operations["op"]) is None
+
+
+def _rows_one_by_one(mapping: ElementsByName, names: list[str]) -> dict[str, int]:
+    found = {}
+    for name in names:
+        if name in mapping:
+            found[name] = mapping.row(name)
+    return found
+
+
+@settings(max_examples=60, deadline=None)
+@given(snapshots())
+def test_rows_are_row_of_every_name(document: dict[str, Any]) -> None:
+    """``ElementsByName.rows`` (the post-update's one-pass lookup) is :meth:`row` of each
+    name, for the pools and for the operations."""
+    result = run_update(parse_snapshot(document), engine="native")
+    for mapping in (result.pools, result.operations):
+        assert isinstance(mapping, ElementsByName)
+        assert mapping.rows() == _rows_one_by_one(mapping, list(mapping))
+
+
+def test_rows_with_a_name_twice() -> None:
+    """Should a name stand for two rows (the engines reject such snapshots), the index keeps
+    the later row: ``rows`` then checks each name's row against the mapping's range, as
+    :meth:`row` does, instead of numbering the range."""
+    from types import SimpleNamespace
+
+    pool_names, operation_names = ["<Root>", "a"], ["x", "a"]
+    context = SimpleNamespace(
+        index={"<Root>": 0, "a": 3, "x": 2}, names=(pool_names, operation_names)
+    )
+    pools = ElementsByName(context, pool_names, 0)  # type: ignore[arg-type]
+    operations = ElementsByName(context, operation_names, 2)  # type: ignore[arg-type]
+    assert pools.rows() == _rows_one_by_one(pools, pool_names) == {"<Root>": 0}
+    assert operations.rows() == _rows_one_by_one(operations, operation_names) == {"x": 2, "a": 3}

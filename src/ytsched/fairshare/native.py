@@ -606,14 +606,17 @@ class ElementsByName(Mapping[str, Element]):
         self._names = names
         self._start = start
 
-    def _row(self, name: object) -> int | None:
+    def _index(self) -> dict[str, int]:
         context = self._context
         index = context.index
         if index is None:
             pool_names, operation_names = context.names
             names = pool_names + operation_names
             index = context.index = dict(zip(names, range(len(names)), strict=True))
-        row = index.get(name)  # type: ignore[call-overload]
+        return index
+
+    def _row(self, name: object) -> int | None:
+        row = self._index().get(name)  # type: ignore[call-overload]
         if row is None or not self._start <= row < self._start + len(self._names):
             return None
         return cast(int, row)
@@ -624,6 +627,19 @@ class ElementsByName(Mapping[str, Element]):
         if row is None:
             raise KeyError(name)
         return row
+
+    def rows(self) -> dict[str, int]:
+        """:meth:`row` of every name that has one, in one pass: for a caller that looks up
+        most of them (a call per name costs more than the lookup itself).  Without duplicate
+        names in the result (the index then has one entry per row) the rows are this
+        mapping's range in order; otherwise each name's row is checked as :meth:`row` does."""
+        index = self._index()
+        names = self._names
+        start = self._start
+        stop = start + len(names)
+        if len(index) == len(self._context.names[0]) + len(self._context.names[1]):
+            return dict(zip(names, range(start, stop), strict=True))
+        return {name: row for name in names if start <= (row := index[name]) < stop}
 
     def __getitem__(self, name: str) -> Element:
         row = self._row(name)

@@ -484,11 +484,17 @@ def apply_result(tree: PoolTree, now: float, result: UpdateResult) -> UpdateResu
     if arrays is not None:
         computed = cast(native.ElementsByName, result.pools)
         start = native.OUT_INTEGRAL
-        volumes = arrays[0][:, start : start + 6].tolist()
-        for name in computed:
-            pool = tree.pools.get(name)
+        rows = computed.rows()
+        # Only the pools' rows are converted (the operations' rows, most of the result,
+        # have no integral state to keep).
+        first = min(rows.values(), default=0)
+        stop = max(rows.values(), default=-1) + 1
+        volumes = arrays[0][first:stop, start : start + 6].tolist()
+        pools = tree.pools
+        for name, row in rows.items():
+            pool = pools.get(name)
             if pool is not None:
-                values = volumes[computed.row(name)]
+                values = volumes[row - first]
                 pool.accumulated_resource_volume = (
                     values[0],
                     values[1],

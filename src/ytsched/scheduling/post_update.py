@@ -30,12 +30,14 @@ from ytsched.resources import EPSILON, INFINITE_AMOUNT, RESOURCE_NAMES, ZERO, Ve
 from ytsched.scheduling.preemptible import PreemptionBounds
 from ytsched.scheduling.satisfaction import ShareView
 from ytsched.scheduling.selector import Selector, SelectorNode
+from ytsched.scheduling.share_views import share_view
 from ytsched.scheduling.starvation import (
     PreemptionPriority,
     SchedulableStatus,
     StarvationState,
     StarvationStatus,
     check_for_starvation,
+    operation_status,
     operation_tolerance,
     scaled_timeouts,
     schedulable_status,
@@ -74,11 +76,9 @@ def _view(
             assert element is not None
             row = ShareKeys.row(element)
         values = _UNPACK_FAIR_DEMAND_USAGE(keys.blob, row * _SHARES_SIZE)
-        return ShareView.create(values[0:5], values[5:10], values[10:15], total)
+        return share_view(values[0:5], values[5:10], values[10:15], total)
     assert element is not None
-    return ShareView.create(
-        element.fair_share.total, element.demand_share, element.usage_share, total
-    )
+    return share_view(element.fair_share.total, element.demand_share, element.usage_share, total)
 
 
 def _threshold_vector(values: dict[str, float]) -> Vector | None:
@@ -290,7 +290,7 @@ def _template(
         values = _UNPACK_SHARES(shares)
         fair, demand_share, usage = values[0:5], values[5:10], values[10:15]
         demand = values[20:25]
-        view = ShareView.create(fair, demand_share, usage, total)
+        view = share_view(fair, demand_share, usage, total)
     else:
         assert computed is not None
         demand = computed.resource_demand
@@ -314,9 +314,7 @@ def _template(
         bounds=bounds,
         order_key=float(fifo_index) if fifo_index is not None else 0.0,
         demand=demand,
-        status=schedulable_status(
-            view, operation_tolerance(view, settings.tolerance), view.usage_share
-        ),
+        status=operation_status(view, settings.tolerance),
     )
 
 
@@ -659,16 +657,16 @@ def _pool_elements(
     limited: dict[str, list[ElementState]] = {root.name: []}
     computed_pools = result.pools
     # With a native result (``keys``), pools are found by row, their elements not created.
-    native = cast(ElementsByName, computed_pools) if keys is not None else None
+    rows = cast(ElementsByName, computed_pools).rows() if keys is not None else None
     computed: Element | None = None
     row: int | None = None
     for pool in tree.root.descendants():
         if pool.is_root or pool.parent is None:
             continue
-        if native is not None:
-            if pool.name not in native:
+        if rows is not None:
+            row = rows.get(pool.name)
+            if row is None:
                 continue
-            row = native.row(pool.name)
         else:
             computed = computed_pools.get(pool.name)
             if computed is None:
@@ -722,6 +720,22 @@ def build_tree_state(
     filters = _FilterCache()
     keys = _share_keys(result, total) if incremental else None
     root, elements, pools, limited = _pool_elements(tree, result, keys, filters, starvation.get)
+    pool_elements = [element for _, element in pools]
+    # Without a FIFO pools' count limit the children lists leave every operation's
+    # schedulability as built, and nothing else an operation's step reads comes later
+    # (the pools' starvation reads no operation): each operation's step then runs as soon
+    # as the operation is built, in the same order (``fused``; see :func:`_operations_step`,
+    # which the limit's case keeps).
+    fused = config.max_schedulable_element_count_in_fifo_pool is None
+    if fused:
+        _pool_starvation(pool_elements, config, now)
+    coefficient = config.allocation_count_preemption_timeout_coefficient
+    aggressive_timeout = config.fair_share_aggressive_starvation_timeout / MS
+    operation_only = config.scheduling_preemption_priority_scope == "operation_only"
+    operation_states: dict[str, StarvationState] = {}
+    limited_operations: list[ElementState] = []
+    priority_operations: list[ScheduledOperation] = []
+    has_graceful = False
 
     operations: dict[str, ScheduledOperation] = {}
     by_pool: dict[str, list[ScheduledOperation]] = {}
@@ -731,18 +745,19 @@ def build_tree_state(
     blob = keys.blob if keys is not None else b""
     fifo_indexes = keys.fifo_indexes if keys is not None else []
     # With a native result, operations are found by row, their elements never created (see
-    # :func:`_template`); ``keys`` is only set for one, whose operations are ElementsByName.
-    row_of = cast(ElementsByName, computed_operations).row if keys is not None else None
+    # :func:`_template`); ``keys`` is only set for one, whose operations are ElementsByName
+    # (their rows looked up in one pass: ``ElementsByName.rows``).
+    rows = cast(ElementsByName, computed_operations).rows() if keys is not None else None
     computed: Element | None = None
     row = -1
     for entry in tree.operations.values():
         operation = entry.operation
         op_id = operation.id
-        if row_of is not None:
-            try:
-                row = row_of(op_id)
-            except KeyError:
+        if rows is not None:
+            found = rows.get(op_id)
+            if found is None:
                 continue
+            row = found
         else:
             computed = computed_operations.get(op_id)
             if computed is None:
@@ -786,9 +801,84 @@ def build_tree_state(
                 keys,
                 row,
             )
-        elements[op_id] = op.element
+        element = op.element
+        elements[op_id] = element
         operations[op_id] = op
         by_pool[pool_name].append(op)
+        if not fused:
+            continue
+        # _operations_step's body for this operation (the same statements; see there).
+        template = op.template
+        schedulable = element.schedulable
+        if not schedulable:
+            status = _NORMAL_STATUS
+        elif template is not None:
+            status = template.status
+        else:
+            view = element.view
+            status = schedulable_status(
+                view, operation_tolerance(view, element.tolerance), view.usage_share
+            )
+        element.status = status
+        state = element.starvation
+        if status is _NORMAL_STATUS:
+            state.below_fair_share_since = None
+            if state.status is not _NON_STARVING:
+                state.status = _NON_STARVING
+                state.starving_since = None
+        else:
+            timeout, aggressive = element.timeout, aggressive_timeout
+            ratio = op.pending_allocation_count / coefficient
+            if ratio < 1.0:
+                timeout, aggressive = timeout * ratio, aggressive * ratio
+            check_for_starvation(
+                state, status, now, timeout, aggressive, element.aggressive_starvation_enabled
+            )
+        above = element.parent
+        assert above is not None
+        starving = state.status
+        lowest = element if starving is not _NON_STARVING else above.lowest_starving
+        lowest_aggressive = (
+            element if starving is _AGGRESSIVELY_STARVING else above.lowest_aggressively_starving
+        )
+        element.lowest_starving = lowest
+        element.lowest_aggressively_starving = lowest_aggressive
+        operation_states[op_id] = state
+        if element.specified_limits is not None:
+            limited_operations.append(element)
+        if op.graceful:
+            has_graceful = True
+        record = op.record
+        usage_total = record.allocations.total
+        view = element.view
+        memo = record.usage_memo
+        if memo is None or memo[0] is not view or memo[1] is not usage_total:
+            memo = _own_usage(view, usage_total)
+            record.usage_memo = memo
+        element.usage = memo[2]
+        element.local_sat = memo[3]
+        if usage_total != ZERO:
+            u0, u1, u2, u3, u4 = usage_total
+            ancestor: ElementState | None = above
+            while ancestor is not None:
+                e = ancestor.usage
+                ancestor.usage = (e[0] + u0, e[1] + u1, e[2] + u2, e[3] + u3, e[4] + u4)
+                ancestor = ancestor.parent
+        if schedulable:
+            if operation_only:
+                aggressive_here = lowest_aggressive is element
+                starving_here = lowest is element
+            else:
+                aggressive_here = lowest_aggressive is not None
+                starving_here = lowest is not None
+            if aggressive_here:
+                op.static_priority = _AGGRESSIVE_PRIORITY
+                priority_operations.append(op)
+            elif starving_here:
+                op.static_priority = _NORMAL_PRIORITY
+                priority_operations.append(op)
+            else:
+                op.static_priority = _NO_PRIORITY
     if previous is not None:
         # After the build: the objects reused from it (``_reset``) are left alone.
         previous.dispose(keep=operations)
@@ -799,15 +889,19 @@ def build_tree_state(
             del records[stale]
 
     _build_children(tree, pools, root, by_pool, config)
-    pool_elements = [element for _, element in pools]
-    _pool_starvation(pool_elements, config, now)
+    if not fused:
+        _pool_starvation(pool_elements, config, now)
     starvation.clear()
     for element in pool_elements:
         starvation[element.name] = element.starvation
     limited_elements = [e for e in (root, *pool_elements) if e.specified_limits is not None]
-    priority_operations, has_graceful = _operations_step(
-        operations, config, now, starvation, limited_elements
-    )
+    if fused:
+        starvation.update(operation_states)
+        limited_elements.extend(limited_operations)
+    else:
+        priority_operations, has_graceful = _operations_step(
+            operations, config, now, starvation, limited_elements
+        )
     root.update_local_sat()
     for element in pool_elements:
         element.update_local_sat()
