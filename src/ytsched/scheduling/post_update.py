@@ -30,14 +30,12 @@ from ytsched.resources import EPSILON, INFINITE_AMOUNT, RESOURCE_NAMES, ZERO, Ve
 from ytsched.scheduling.preemptible import PreemptionBounds
 from ytsched.scheduling.satisfaction import ShareView
 from ytsched.scheduling.selector import Selector, SelectorNode
-from ytsched.scheduling.share_views import share_view
 from ytsched.scheduling.starvation import (
     PreemptionPriority,
     SchedulableStatus,
     StarvationState,
     StarvationStatus,
     check_for_starvation,
-    operation_status,
     operation_tolerance,
     scaled_timeouts,
     schedulable_status,
@@ -76,9 +74,11 @@ def _view(
             assert element is not None
             row = ShareKeys.row(element)
         values = _UNPACK_FAIR_DEMAND_USAGE(keys.blob, row * _SHARES_SIZE)
-        return share_view(values[0:5], values[5:10], values[10:15], total)
+        return ShareView.create(values[0:5], values[5:10], values[10:15], total)
     assert element is not None
-    return share_view(element.fair_share.total, element.demand_share, element.usage_share, total)
+    return ShareView.create(
+        element.fair_share.total, element.demand_share, element.usage_share, total
+    )
 
 
 def _threshold_vector(values: dict[str, float]) -> Vector | None:
@@ -290,7 +290,7 @@ def _template(
         values = _UNPACK_SHARES(shares)
         fair, demand_share, usage = values[0:5], values[5:10], values[10:15]
         demand = values[20:25]
-        view = share_view(fair, demand_share, usage, total)
+        view = ShareView.create(fair, demand_share, usage, total)
     else:
         assert computed is not None
         demand = computed.resource_demand
@@ -314,7 +314,9 @@ def _template(
         bounds=bounds,
         order_key=float(fifo_index) if fifo_index is not None else 0.0,
         demand=demand,
-        status=operation_status(view, settings.tolerance),
+        status=schedulable_status(
+            view, operation_tolerance(view, settings.tolerance), view.usage_share
+        ),
     )
 
 
@@ -483,7 +485,7 @@ def _unchanged(
     own = starvation.get(operation.id)
     # _reset(op, parent, own or StarvationState(), reason, pending), less the fields that
     # build_tree_state's later passes assign for every operation whatever they held: usage,
-    # local_sat, status and the starving pointers (_operations_step), eligible (the
+    # local_sat, status and the starving pointers (_OperationSteps), eligible (the
     # selector's activation loop).
     element = op.element
     element.parent = parent
@@ -724,18 +726,12 @@ def build_tree_state(
     # Without a FIFO pools' count limit the children lists leave every operation's
     # schedulability as built, and nothing else an operation's step reads comes later
     # (the pools' starvation reads no operation): each operation's step then runs as soon
-    # as the operation is built, in the same order (``fused``; see :func:`_operations_step`,
-    # which the limit's case keeps).
+    # as the operation is built, in the same order (``fused``; see :class:`_OperationSteps`);
+    # with a limit, after the children lists.
     fused = config.max_schedulable_element_count_in_fifo_pool is None
     if fused:
         _pool_starvation(pool_elements, config, now)
-    coefficient = config.allocation_count_preemption_timeout_coefficient
-    aggressive_timeout = config.fair_share_aggressive_starvation_timeout / MS
-    operation_only = config.scheduling_preemption_priority_scope == "operation_only"
-    operation_states: dict[str, StarvationState] = {}
-    limited_operations: list[ElementState] = []
-    priority_operations: list[ScheduledOperation] = []
-    has_graceful = False
+    steps = _OperationSteps(config, now)
 
     operations: dict[str, ScheduledOperation] = {}
     by_pool: dict[str, list[ScheduledOperation]] = {}
@@ -805,80 +801,8 @@ def build_tree_state(
         elements[op_id] = element
         operations[op_id] = op
         by_pool[pool_name].append(op)
-        if not fused:
-            continue
-        # _operations_step's body for this operation (the same statements; see there).
-        template = op.template
-        schedulable = element.schedulable
-        if not schedulable:
-            status = _NORMAL_STATUS
-        elif template is not None:
-            status = template.status
-        else:
-            view = element.view
-            status = schedulable_status(
-                view, operation_tolerance(view, element.tolerance), view.usage_share
-            )
-        element.status = status
-        state = element.starvation
-        if status is _NORMAL_STATUS:
-            state.below_fair_share_since = None
-            if state.status is not _NON_STARVING:
-                state.status = _NON_STARVING
-                state.starving_since = None
-        else:
-            timeout, aggressive = element.timeout, aggressive_timeout
-            ratio = op.pending_allocation_count / coefficient
-            if ratio < 1.0:
-                timeout, aggressive = timeout * ratio, aggressive * ratio
-            check_for_starvation(
-                state, status, now, timeout, aggressive, element.aggressive_starvation_enabled
-            )
-        above = element.parent
-        assert above is not None
-        starving = state.status
-        lowest = element if starving is not _NON_STARVING else above.lowest_starving
-        lowest_aggressive = (
-            element if starving is _AGGRESSIVELY_STARVING else above.lowest_aggressively_starving
-        )
-        element.lowest_starving = lowest
-        element.lowest_aggressively_starving = lowest_aggressive
-        operation_states[op_id] = state
-        if element.specified_limits is not None:
-            limited_operations.append(element)
-        if op.graceful:
-            has_graceful = True
-        record = op.record
-        usage_total = record.allocations.total
-        view = element.view
-        memo = record.usage_memo
-        if memo is None or memo[0] is not view or memo[1] is not usage_total:
-            memo = _own_usage(view, usage_total)
-            record.usage_memo = memo
-        element.usage = memo[2]
-        element.local_sat = memo[3]
-        if usage_total != ZERO:
-            u0, u1, u2, u3, u4 = usage_total
-            ancestor: ElementState | None = above
-            while ancestor is not None:
-                e = ancestor.usage
-                ancestor.usage = (e[0] + u0, e[1] + u1, e[2] + u2, e[3] + u3, e[4] + u4)
-                ancestor = ancestor.parent
-        if schedulable:
-            if operation_only:
-                aggressive_here = lowest_aggressive is element
-                starving_here = lowest is element
-            else:
-                aggressive_here = lowest_aggressive is not None
-                starving_here = lowest is not None
-            if aggressive_here:
-                op.static_priority = _AGGRESSIVE_PRIORITY
-                priority_operations.append(op)
-            elif starving_here:
-                op.static_priority = _NORMAL_PRIORITY
-                priority_operations.append(op)
-            else:
-                op.static_priority = _NO_PRIORITY
+        if fused:
+            steps.run(op)
     if previous is not None:
         # After the build: the objects reused from it (``_reset``) are left alone.
         previous.dispose(keep=operations)
@@ -895,13 +819,12 @@ def build_tree_state(
     for element in pool_elements:
         starvation[element.name] = element.starvation
     limited_elements = [e for e in (root, *pool_elements) if e.specified_limits is not None]
-    if fused:
-        starvation.update(operation_states)
-        limited_elements.extend(limited_operations)
-    else:
-        priority_operations, has_graceful = _operations_step(
-            operations, config, now, starvation, limited_elements
-        )
+    if not fused:
+        for op in operations.values():
+            steps.run(op)
+    starvation.update(steps.states)
+    limited_elements.extend(steps.limited)
+    priority_operations, has_graceful = steps.priority_operations, steps.graceful
     root.update_local_sat()
     for element in pool_elements:
         element.update_local_sat()
@@ -993,42 +916,49 @@ def _pool_starvation(pools: list[ElementState], config: TreeConfig, now: float) 
         starving_pointers(element)
 
 
-def _operations_step(
-    operations: dict[str, ScheduledOperation],
-    config: TreeConfig,
-    now: float,
-    starvation: dict[str, StarvationState],
-    limited_elements: list[ElementState],
-) -> tuple[list[ScheduledOperation], bool]:
-    """Every per-operation pass that follows the schedulable children lists, in one loop
-    over the operations (the passes read nothing another operation's step writes, and the
-    pools' results are folded in the same order): :func:`_operation_starvation` (the pools'
-    pointers must be set), the operation's entry in ``starvation`` (after the pools', as
-    :func:`build_tree_state` fills it from its elements), :func:`_fill_usage`'s operation
-    part (the caller then updates the pools' local satisfaction), the operations with
-    ``resource_limits`` appended to ``limited_elements`` (after the pools', in element
-    order), and :func:`_preemption_priorities`.  Returns the operations with a preemption
-    priority and whether any is graceful.
+class _OperationSteps:
+    """Every per-operation pass that follows the schedulable children lists, one operation
+    at a time (the passes read nothing another operation's step writes, and the pools'
+    results are folded in the same order): :func:`_operation_starvation` (the pools'
+    pointers must be set), the operation's entry in :attr:`states` (added to the
+    ``starvation`` map after the pools', as :func:`build_tree_state` fills it from its
+    elements), :func:`_fill_usage`'s operation part (the caller then updates the pools' local
+    satisfaction), the operations with ``resource_limits`` in :attr:`limited` (after the
+    pools', in element order), and :func:`_preemption_priorities`
+    (:attr:`priority_operations`, :attr:`graceful`).
 
     The starvation step of a ``NORMAL`` operation is :func:`check_for_starvation`'s first
     branch written out: its (scaled) timeouts are not read there."""
-    coefficient = config.allocation_count_preemption_timeout_coefficient
-    aggressive_timeout = config.fair_share_aggressive_starvation_timeout / MS
-    operation_only = config.scheduling_preemption_priority_scope == "operation_only"
-    non_starving = StarvationStatus.NON_STARVING
-    aggressively_starving = StarvationStatus.AGGRESSIVELY_STARVING
-    normal = SchedulableStatus.NORMAL
-    no_priority = PreemptionPriority.NONE
-    normal_priority = PreemptionPriority.NORMAL
-    aggressive_priority = PreemptionPriority.AGGRESSIVE
-    priority_operations: list[ScheduledOperation] = []
-    graceful = False
-    for op in operations.values():
+
+    __slots__ = (
+        "aggressive_timeout",
+        "coefficient",
+        "graceful",
+        "limited",
+        "now",
+        "operation_only",
+        "priority_operations",
+        "states",
+    )
+
+    def __init__(self, config: TreeConfig, now: float) -> None:
+        self.now = now
+        self.coefficient = config.allocation_count_preemption_timeout_coefficient
+        self.aggressive_timeout = config.fair_share_aggressive_starvation_timeout / MS
+        self.operation_only = config.scheduling_preemption_priority_scope == "operation_only"
+        self.states: dict[str, StarvationState] = {}
+        self.limited: list[ElementState] = []
+        self.priority_operations: list[ScheduledOperation] = []
+        self.graceful = False
+        """Whether any operation is graceful."""
+
+    def run(self, op: ScheduledOperation) -> None:
+        """The steps of one operation, after its pool's (see the class)."""
         element = op.element
         template = op.template
         schedulable = element.schedulable
         if not schedulable:
-            status = normal
+            status = _NORMAL_STATUS
         elif template is not None:
             status = template.status
         else:
@@ -1037,33 +967,33 @@ def _operations_step(
             status = schedulable_status(view, tolerance, view.usage_share)
         element.status = status
         state = element.starvation
-        if status is normal:
+        if status is _NORMAL_STATUS:
             state.below_fair_share_since = None
-            if state.status is not non_starving:
-                state.status = non_starving
+            if state.status is not _NON_STARVING:
+                state.status = _NON_STARVING
                 state.starving_since = None
         else:
-            timeout, aggressive = element.timeout, aggressive_timeout
-            ratio = op.pending_allocation_count / coefficient
+            timeout, aggressive = element.timeout, self.aggressive_timeout
+            ratio = op.pending_allocation_count / self.coefficient
             if ratio < 1.0:
                 timeout, aggressive = timeout * ratio, aggressive * ratio
             check_for_starvation(
-                state, status, now, timeout, aggressive, element.aggressive_starvation_enabled
+                state, status, self.now, timeout, aggressive, element.aggressive_starvation_enabled
             )
         parent = element.parent
         assert parent is not None
         starving = state.status
-        lowest = element if starving is not non_starving else parent.lowest_starving
+        lowest = element if starving is not _NON_STARVING else parent.lowest_starving
         lowest_aggressive = (
-            element if starving is aggressively_starving else parent.lowest_aggressively_starving
+            element if starving is _AGGRESSIVELY_STARVING else parent.lowest_aggressively_starving
         )
         element.lowest_starving = lowest
         element.lowest_aggressively_starving = lowest_aggressive
-        starvation[element.name] = state
+        self.states[element.name] = state
         if element.specified_limits is not None:
-            limited_elements.append(element)
+            self.limited.append(element)
         if op.graceful:
-            graceful = True
+            self.graceful = True
 
         record = op.record
         total = record.allocations.total
@@ -1085,28 +1015,27 @@ def _operations_step(
         if schedulable:
             # preemption_priority(element, operation_only), written out on the pointers just
             # set: with the default scope an operation is starving when it or an ancestor is.
-            if operation_only:
-                aggressive = lowest_aggressive is element
+            if self.operation_only:
+                aggressive_here = lowest_aggressive is element
                 starving_here = lowest is element
             else:
-                aggressive = lowest_aggressive is not None
+                aggressive_here = lowest_aggressive is not None
                 starving_here = lowest is not None
-            if aggressive:
-                op.static_priority = aggressive_priority
-                priority_operations.append(op)
+            if aggressive_here:
+                op.static_priority = _AGGRESSIVE_PRIORITY
+                self.priority_operations.append(op)
             elif starving_here:
-                op.static_priority = normal_priority
-                priority_operations.append(op)
+                op.static_priority = _NORMAL_PRIORITY
+                self.priority_operations.append(op)
             else:
-                op.static_priority = no_priority
-    return priority_operations, graceful
+                op.static_priority = _NO_PRIORITY
 
 
 def _update_starvation(elements: dict[str, ElementState], config: TreeConfig, now: float) -> None:
     """Statuses and the starvation state machine of every element (``UpdateStarvationStatuses``).
 
     :func:`build_tree_state` does the same in two parts (:func:`_pool_starvation`, then each
-    operation inside :func:`_operations_step`); this whole-tree form serves the state built
+    operation inside :class:`_OperationSteps`); this whole-tree form serves the state built
     aside (``post_update_aside``)."""
     coefficient = config.allocation_count_preemption_timeout_coefficient
     aggressive_timeout = config.fair_share_aggressive_starvation_timeout / MS

@@ -30,6 +30,35 @@ RESOURCE_EPSILON = 1e-6
 """Slack of absolute resource comparisons (cpu sums are floats here, fixed point in YTsaurus)."""
 
 
+_INDEXES: tuple[tuple[int, ...], ...] = tuple(
+    tuple(index for index in range(5) if mask >> index & 1) for mask in range(32)
+)
+"""Per bit mask of resources, their indexes in increasing order."""
+
+_last_measured: tuple[Vector, tuple[int, ...], int] = ((0.0, 0.0, 0.0, 0.0, 0.0), (), 0)
+"""The last total seen by :meth:`ShareView.create`, its ``measured`` indexes and their bit
+mask (one tuple, read and replaced whole; it keeps the total alive, so the same object is
+the same total)."""
+
+
+def _measured(total: Vector) -> tuple[tuple[int, ...], int]:
+    """The resources with a non-zero total, as indexes and as a bit mask."""
+    global _last_measured
+    last = _last_measured
+    if last[0] is total:
+        return last[1], last[2]
+    mask = (
+        (1 if total[0] else 0)
+        | (2 if total[1] else 0)
+        | (4 if total[2] else 0)
+        | (8 if total[3] else 0)
+        | (16 if total[4] else 0)
+    )
+    measured = _INDEXES[mask]
+    _last_measured = (total, measured, mask)
+    return measured, mask
+
+
 @dataclass(frozen=True, slots=True)
 class ShareView:
     """What satisfaction and status computations need from one element's last update."""
@@ -57,32 +86,45 @@ class ShareView:
     def create(
         fair_share: Vector, demand_share: Vector, usage_share: Vector, total: Vector
     ) -> ShareView:
-        blocked = (
-            fair_share[0] >= demand_share[0],
-            fair_share[1] >= demand_share[1],
-            fair_share[2] >= demand_share[2],
-            fair_share[3] >= demand_share[3],
-            fair_share[4] >= demand_share[4],
+        """The view of one element's shares.  Every operation whose computed shares moved
+        gets a new view at each update, so the comparisons are written per resource,
+        ``measured`` (a function of the total alone, the same for every element of an
+        update) is kept for the last total object seen, and ``ratio_measured`` is looked up
+        from a bit mask; the fields are what the plain definitions give (``measured``: the
+        resources with a non-zero total; ``ratio_measured``: those of them not blocked and
+        with a non-zero fair amount; tests/scheduling/test_share_views.py checks this)."""
+        f0, f1, f2, f3, f4 = fair_share
+        d0, d1, d2, d3, d4 = demand_share
+        b0 = f0 >= d0
+        b1 = f1 >= d1
+        b2 = f2 >= d2
+        b3 = f3 >= d3
+        b4 = f4 >= d4
+        a0 = f0 * total[0]
+        a1 = f1 * total[1]
+        a2 = f2 * total[2]
+        a3 = f3 * total[3]
+        a4 = f4 * total[4]
+        measured, mask = _measured(total)
+        ratio = (
+            (0 if b0 or a0 == 0.0 else 1)
+            | (0 if b1 or a1 == 0.0 else 2)
+            | (0 if b2 or a2 == 0.0 else 4)
+            | (0 if b3 or a3 == 0.0 else 8)
+            | (0 if b4 or a4 == 0.0 else 16)
         )
-        measured = tuple(i for i in range(5) if total[i])
-        fair_amounts = (
-            fair_share[0] * total[0],
-            fair_share[1] * total[1],
-            fair_share[2] * total[2],
-            fair_share[3] * total[3],
-            fair_share[4] * total[4],
-        )
+        eps = EPSILON
         return ShareView(
-            fair_share=fair_share,
-            demand_share=demand_share,
-            usage_share=usage_share,
-            total=total,
-            blocked=blocked,
-            all_blocked=all(blocked),
-            fair_share_is_zero=all(x <= EPSILON for x in fair_share),
-            fair_amounts=fair_amounts,
-            measured=measured,
-            ratio_measured=tuple(i for i in measured if not blocked[i] and fair_amounts[i] != 0.0),
+            fair_share,
+            demand_share,
+            usage_share,
+            total,
+            (b0, b1, b2, b3, b4),
+            b0 and b1 and b2 and b3 and b4,
+            f0 <= eps and f1 <= eps and f2 <= eps and f3 <= eps and f4 <= eps,
+            (a0, a1, a2, a3, a4),
+            measured,
+            _INDEXES[ratio & mask],
         )
 
     def share(self, amounts: Vector) -> Vector:

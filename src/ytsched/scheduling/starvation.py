@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum, IntEnum
 
-from ytsched.resources import EPSILON, Vector
+from ytsched.resources import Vector
 from ytsched.scheduling.satisfaction import LARGE_EPSILON, ShareView
 
 
@@ -89,11 +89,11 @@ def status_bound(view: ShareView, tolerance: float) -> Vector:
 
 def operation_tolerance(view: ShareView, tolerance: float) -> float:
     """An operation whose fair share covers its demand (within 1e-4) uses tolerance 1."""
-    fair = view.fair_share
-    demand = view.demand_share
-    for index in range(5):
-        if fair[index] + LARGE_EPSILON < demand[index]:
-            return tolerance
+    f0, f1, f2, f3, f4 = view.fair_share
+    d0, d1, d2, d3, d4 = view.demand_share
+    eps = LARGE_EPSILON
+    if f0 + eps < d0 or f1 + eps < d1 or f2 + eps < d2 or f3 + eps < d3 or f4 + eps < d4:
+        return tolerance
     return 1.0
 
 
@@ -111,43 +111,6 @@ def schedulable_status(view: ShareView, tolerance: float, usage_share: Vector) -
     if view.strictly_dominates_non_blocked(status_bound(view, tolerance), usage_share):
         return _BELOW_FAIR_SHARE
     return _NORMAL
-
-
-def operation_status(view: ShareView, tolerance: float) -> SchedulableStatus:
-    """``schedulable_status(view, operation_tolerance(view, tolerance), view.usage_share)``
-    written out (an operation's status at each update where its shares moved): the same
-    comparisons, ``min`` calls and sums in the same order."""
-    fair = view.fair_share
-    demand = view.demand_share
-    f0, f1, f2, f3, f4 = fair
-    d0, d1, d2, d3, d4 = demand
-    if not (
-        f0 + LARGE_EPSILON < d0
-        or f1 + LARGE_EPSILON < d1
-        or f2 + LARGE_EPSILON < d2
-        or f3 + LARGE_EPSILON < d3
-        or f4 + LARGE_EPSILON < d4
-    ):
-        tolerance = 1.0
-    l0 = min(f0 * tolerance, d0)
-    l1 = min(f1 * tolerance, d1)
-    l2 = min(f2 * tolerance, d2)
-    l3 = min(f3 * tolerance, d3)
-    l4 = min(f4 * tolerance, d4)
-    u0, u1, u2, u3, u4 = view.usage_share
-    eps = EPSILON
-    if view.all_blocked:
-        below = l0 > u0 + eps or l1 > u1 + eps or l2 > u2 + eps or l3 > u3 + eps or l4 > u4 + eps
-    else:
-        b = view.blocked
-        below = (
-            (b[0] or l0 > u0 + eps)
-            and (b[1] or l1 > u1 + eps)
-            and (b[2] or l2 > u2 + eps)
-            and (b[3] or l3 > u3 + eps)
-            and (b[4] or l4 > u4 + eps)
-        )
-    return _BELOW_FAIR_SHARE if below else _NORMAL
 
 
 def scaled_timeouts(
