@@ -1,4 +1,7 @@
-"""Type stub of the native selector module (``src/native/selector.cpp``)."""
+"""Type stub of the native selector module (``src/native/selector.cpp``,
+``src/native/usage_sums.cpp``)."""
+
+from typing import Any
 
 SANITIZED: bool
 
@@ -20,3 +23,11 @@ class NativeSelector:
     def set_self_active(self, node: int, value: bool) -> None: ...
     def heap(self, node: int) -> list[int]: ...
     def __len__(self) -> int: ...
+
+def add_usage(element: Any, delta: tuple[float, ...]) -> None:
+    """``usage += delta`` on ``element`` and each ancestor (following ``parent``)."""
+
+def scan(
+    items: list[Any], index: int, cum: tuple[float, ...], threshold: Any, bound: Any
+) -> tuple[int, tuple[float, ...]]:
+    """``preemptible._scan``."""

@@ -32,13 +32,14 @@ recomputes the list once.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import TYPE_CHECKING
 
 from ytsched.resources import CPU_INDEX, EPSILON, ZERO, Vector
 from ytsched.scheduling.satisfaction import ShareView, strictly_below
+from ytsched.scheduling.selector import scan as native_scan
 
 if TYPE_CHECKING:
     from ytsched.scheduling.nodes import Allocation
@@ -581,56 +582,19 @@ def _whole(usage: Vector) -> bool:
     )
 
 
-def _scan(
-    items: list[Allocation | None],
-    index: int,
-    cum: Vector,
-    threshold: Vector | None,
-    bound: CompiledBound | None,
-) -> tuple[int, Vector]:
-    """``while index < len(items) and below(cum, bound): cum += usage; index += 1``.
+_scan: Callable[
+    [list[Allocation | None], int, Vector, Vector | None, CompiledBound | None],
+    tuple[int, Vector],
+] = native_scan
+"""``_scan(items, index, cum, threshold, bound)``: ``while index < len(items) and
+below(cum, bound): cum += items[index].usage; index += 1`` (a hole adds nothing), returning
+``(index, cum)``.
 
-    :meth:`PreemptionBounds.below` and :meth:`CompiledBound.holds` written out (this loop
-    runs over every allocation of every republished list): the same comparisons on the same
-    prefix sums, each sum a left fold of the same additions in the same order.
-    """
-    count = len(items)
-    if bound is None:
-        checks: tuple[tuple[int, float], ...] = ()
-        any_of = constant = True  # infinite: always below
-    else:
-        checks, any_of, constant = bound.checks, bound.any_of, bound.constant
-    while index < count:
-        if threshold is None or not (
-            cum[0] < threshold[0]
-            and cum[1] < threshold[1]
-            and cum[2] < threshold[2]
-            and cum[3] < threshold[3]
-            and cum[4] < threshold[4]
-        ):
-            if any_of:
-                if not constant:
-                    for resource, limit in checks:
-                        if cum[resource] < limit:
-                            break
-                    else:
-                        break
-            elif not constant:
-                break
-            else:
-                below = True
-                for resource, limit in checks:
-                    if not cum[resource] < limit:
-                        below = False
-                        break
-                if not below:
-                    break
-        item = items[index]
-        if item is not None:
-            u = item.usage
-            cum = (cum[0] + u[0], cum[1] + u[1], cum[2] + u[2], cum[3] + u[3], cum[4] + u[4])
-        index += 1
-    return index, cum
+Native (``scan`` in ``src/native/usage_sums.cpp``; this loop runs over every allocation of
+every republished list and for most starts): :meth:`PreemptionBounds.below` and
+:meth:`CompiledBound.holds` on the same prefix sums with the same comparisons in the same
+order, each sum a left fold of the same additions (``tests/scheduling/test_update_reuse.py``
+checks it against that loop)."""
 
 
 def preemption_sort_key(

@@ -1,0 +1,294 @@
+// Usage sums of the heartbeat path in native code (functions of ytsched.scheduling._selector).
+//
+// Every allocation that starts or ends adds its usage to its operation and each ancestor
+// (TreeState.apply_usage_delta) and classifies itself in its operation's preemptible list
+// (preemptible._scan); in the interpreter those loops were the largest part of a heartbeat's
+// work left. These functions are the same loops over the same Python objects: each sum is
+// computed as the interpreter computes it (two exact floats as one C double addition, which is
+// what float.__add__ does; anything else through PyNumber_Add), each comparison likewise
+// (C `<` on two exact floats, PyObject_RichCompareBool otherwise), in the same order, and
+// attributes are read and written through the ordinary attribute protocol. So the results are
+// the very doubles of the Python loops (tests/scheduling compare them with the reference).
+//
+// Built with -fno-fast-math -ffp-contract=off (CMakeLists.txt), so `a + b` is one IEEE
+// addition, as in CPython.
+
+#include <Python.h>
+
+#include "usage_sums.hpp"
+
+namespace {
+
+PyObject* g_usage = nullptr;
+PyObject* g_parent = nullptr;
+PyObject* g_checks = nullptr;
+PyObject* g_any_of = nullptr;
+PyObject* g_constant = nullptr;
+
+// `a + b` as the interpreter computes it (a new reference, or nullptr with an exception set).
+PyObject* add(PyObject* a, PyObject* b) {
+  if (PyFloat_CheckExact(a) && PyFloat_CheckExact(b)) {
+    return PyFloat_FromDouble(PyFloat_AS_DOUBLE(a) + PyFloat_AS_DOUBLE(b));
+  }
+  return PyNumber_Add(a, b);
+}
+
+// `a < b` as the interpreter tests it: 1, 0, or -1 with an exception set.
+int less(PyObject* a, PyObject* b) {
+  if (PyFloat_CheckExact(a) && PyFloat_CheckExact(b)) {
+    return PyFloat_AS_DOUBLE(a) < PyFloat_AS_DOUBLE(b) ? 1 : 0;
+  }
+  return PyObject_RichCompareBool(a, b, Py_LT);
+}
+
+// `seq[index]` (a new reference): tuples directly (negative indexes as Python counts them),
+// anything else through the sequence protocol.
+PyObject* item(PyObject* seq, Py_ssize_t index) {
+  if (PyTuple_CheckExact(seq)) {
+    const Py_ssize_t size = PyTuple_GET_SIZE(seq);
+    if (index < 0) index += size;
+    if (index < 0 || index >= size) {
+      PyErr_SetString(PyExc_IndexError, "tuple index out of range");
+      return nullptr;
+    }
+    PyObject* value = PyTuple_GET_ITEM(seq, index);
+    Py_INCREF(value);
+    return value;
+  }
+  return PySequence_GetItem(seq, index);
+}
+
+// `(a[0] + b[0], ..., a[4] + b[4])` (a new reference): the five additions in order.
+PyObject* add5(PyObject* a, PyObject* b) {
+  PyObject* result = PyTuple_New(5);
+  if (result == nullptr) return nullptr;
+  for (Py_ssize_t i = 0; i < 5; ++i) {
+    PyObject* x = item(a, i);
+    if (x == nullptr) {
+      Py_DECREF(result);
+      return nullptr;
+    }
+    PyObject* y = item(b, i);
+    if (y == nullptr) {
+      Py_DECREF(x);
+      Py_DECREF(result);
+      return nullptr;
+    }
+    PyObject* sum = add(x, y);
+    Py_DECREF(x);
+    Py_DECREF(y);
+    if (sum == nullptr) {
+      Py_DECREF(result);
+      return nullptr;
+    }
+    PyTuple_SET_ITEM(result, i, sum);
+  }
+  return result;
+}
+
+// add_usage(element, delta): for `element` and each of its ancestors (following `.parent`
+// until None), `usage = (usage[0] + delta[0], ..., usage[4] + delta[4])`.
+PyObject* add_usage(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "add_usage(element, delta) takes 2 arguments");
+    return nullptr;
+  }
+  PyObject* delta = args[1];
+  PyObject* element = args[0];
+  Py_INCREF(element);
+  while (element != Py_None) {
+    PyObject* usage = PyObject_GetAttr(element, g_usage);
+    if (usage == nullptr) {
+      Py_DECREF(element);
+      return nullptr;
+    }
+    PyObject* sum = add5(usage, delta);
+    Py_DECREF(usage);
+    if (sum == nullptr || PyObject_SetAttr(element, g_usage, sum) < 0) {
+      Py_XDECREF(sum);
+      Py_DECREF(element);
+      return nullptr;
+    }
+    Py_DECREF(sum);
+    PyObject* parent = PyObject_GetAttr(element, g_parent);
+    Py_DECREF(element);
+    if (parent == nullptr) return nullptr;
+    element = parent;
+  }
+  Py_DECREF(element);
+  Py_RETURN_NONE;
+}
+
+// Is `cum` below the bound (`checks`, `any_of`, `constant`, as preemptible._scan tests it)?
+// 1, 0, or -1 with an exception set.
+int below_bound(PyObject* cum, PyObject* checks, bool any_of, bool constant) {
+  if (any_of) {
+    if (constant) return 1;
+  } else if (!constant) {
+    return 0;
+  }
+  // any_of: one check passing suffices; otherwise (constant) every check must pass.
+  PyObject* iterator = PyObject_GetIter(checks);
+  if (iterator == nullptr) return -1;
+  int result = any_of ? 0 : 1;
+  while (PyObject* check = PyIter_Next(iterator)) {
+    PyObject* resource = item(check, 0);
+    PyObject* limit = resource != nullptr ? item(check, 1) : nullptr;
+    PyObject* value = nullptr;
+    int passed = -1;
+    if (limit != nullptr) {
+      const Py_ssize_t index = PyNumber_AsSsize_t(resource, PyExc_IndexError);
+      if (!(index == -1 && PyErr_Occurred())) value = item(cum, index);
+    }
+    if (value != nullptr) passed = less(value, limit);
+    Py_XDECREF(value);
+    Py_XDECREF(limit);
+    Py_XDECREF(resource);
+    Py_DECREF(check);
+    if (passed < 0) {
+      result = -1;
+      break;
+    }
+    if (any_of ? passed == 1 : passed == 0) {
+      result = any_of ? 1 : 0;
+      break;
+    }
+  }
+  Py_DECREF(iterator);
+  if (result != -1 && PyErr_Occurred()) result = -1;
+  return result;
+}
+
+// Is `cum` strictly below `threshold` in all five resources (short-circuit, in order)?
+int below_threshold(PyObject* cum, PyObject* threshold) {
+  for (Py_ssize_t i = 0; i < 5; ++i) {
+    PyObject* x = item(cum, i);
+    if (x == nullptr) return -1;
+    PyObject* y = item(threshold, i);
+    if (y == nullptr) {
+      Py_DECREF(x);
+      return -1;
+    }
+    const int result = less(x, y);
+    Py_DECREF(x);
+    Py_DECREF(y);
+    if (result != 1) return result;
+  }
+  return 1;
+}
+
+// scan(items, index, cum, threshold, bound) -> (index, cum): preemptible._scan, i.e.
+// `while index < len(items) and below(cum, bound): cum += items[index].usage; index += 1`
+// (holes, None, add nothing; a cum under `threshold` is below any bound; bound None: always
+// below). `cum` is returned as the same object when nothing was added.
+PyObject* scan(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 5) {
+    PyErr_SetString(PyExc_TypeError, "scan(items, index, cum, threshold, bound) takes 5 arguments");
+    return nullptr;
+  }
+  PyObject* items = args[0];
+  PyObject* threshold = args[3];
+  PyObject* bound = args[4];
+  if (!PyList_Check(items)) {
+    PyErr_SetString(PyExc_TypeError, "scan: items must be a list");
+    return nullptr;
+  }
+  Py_ssize_t index = PyNumber_AsSsize_t(args[1], PyExc_OverflowError);
+  if (index == -1 && PyErr_Occurred()) return nullptr;
+  if (index < 0) {
+    PyErr_SetString(PyExc_ValueError, "scan: index must not be negative");
+    return nullptr;
+  }
+  PyObject* checks = nullptr;
+  bool any_of = true;
+  bool constant = true;  // bound None: infinite, always below
+  if (bound != Py_None) {
+    checks = PyObject_GetAttr(bound, g_checks);
+    if (checks == nullptr) return nullptr;
+    PyObject* flag = PyObject_GetAttr(bound, g_any_of);
+    int truth = flag != nullptr ? PyObject_IsTrue(flag) : -1;
+    Py_XDECREF(flag);
+    if (truth >= 0) {
+      any_of = truth == 1;
+      flag = PyObject_GetAttr(bound, g_constant);
+      truth = flag != nullptr ? PyObject_IsTrue(flag) : -1;
+      Py_XDECREF(flag);
+      constant = truth == 1;
+    }
+    if (truth < 0) {
+      Py_DECREF(checks);
+      return nullptr;
+    }
+  }
+  PyObject* cum = args[2];
+  Py_INCREF(cum);
+  const Py_ssize_t count = PyList_GET_SIZE(items);
+  bool failed = false;
+  while (index < count) {
+    int below = threshold == Py_None ? 0 : below_threshold(cum, threshold);
+    if (below == 0) below = below_bound(cum, checks, any_of, constant);
+    if (below < 0) {
+      failed = true;
+      break;
+    }
+    if (below == 0) break;
+    if (index >= PyList_GET_SIZE(items)) break;  // the list shrank (it does not, here)
+    PyObject* allocation = PyList_GET_ITEM(items, index);
+    if (allocation != Py_None) {
+      Py_INCREF(allocation);
+      PyObject* usage = PyObject_GetAttr(allocation, g_usage);
+      Py_DECREF(allocation);
+      PyObject* sum = usage != nullptr ? add5(cum, usage) : nullptr;
+      Py_XDECREF(usage);
+      if (sum == nullptr) {
+        failed = true;
+        break;
+      }
+      Py_DECREF(cum);
+      cum = sum;
+    }
+    ++index;
+  }
+  Py_XDECREF(checks);
+  if (failed) {
+    Py_DECREF(cum);
+    return nullptr;
+  }
+  PyObject* position = PyLong_FromSsize_t(index);
+  if (position == nullptr) {
+    Py_DECREF(cum);
+    return nullptr;
+  }
+  PyObject* result = PyTuple_New(2);
+  if (result == nullptr) {
+    Py_DECREF(position);
+    Py_DECREF(cum);
+    return nullptr;
+  }
+  PyTuple_SET_ITEM(result, 0, position);
+  PyTuple_SET_ITEM(result, 1, cum);
+  return result;
+}
+
+PyMethodDef g_methods[] = {
+    {"add_usage", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(add_usage)),
+     METH_FASTCALL,
+     "add_usage(element, delta): add delta to the usage of element and of each ancestor."},
+    {"scan", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(scan)), METH_FASTCALL,
+     "scan(items, index, cum, threshold, bound) -> (index, cum): preemptible._scan."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+}  // namespace
+
+int ytsched_add_usage_sums(PyObject* module) {
+  const char* names[] = {"usage", "parent", "checks", "any_of", "constant"};
+  PyObject** slots[] = {&g_usage, &g_parent, &g_checks, &g_any_of, &g_constant};
+  for (int i = 0; i < 5; ++i) {
+    if (*slots[i] == nullptr) {
+      *slots[i] = PyUnicode_InternFromString(names[i]);
+      if (*slots[i] == nullptr) return -1;
+    }
+  }
+  return PyModule_AddFunctions(module, g_methods);
+}
