@@ -6,7 +6,7 @@
 // work left. These functions are the same loops over the same Python objects: each sum is
 // computed as the interpreter computes it (two exact floats as one C double addition, which is
 // what float.__add__ does; anything else through PyNumber_Add), each comparison likewise
-// (C `<` on two exact floats, PyObject_RichCompareBool otherwise), in the same order, and
+// (C `<` on two exact floats, PyObject_RichCompare otherwise), in the same order, and
 // attributes are read and written through the ordinary attribute protocol. So the results are
 // the very doubles of the Python loops (tests/scheduling compare them with the reference).
 //
@@ -24,6 +24,15 @@ PyObject* g_parent = nullptr;
 PyObject* g_checks = nullptr;
 PyObject* g_any_of = nullptr;
 PyObject* g_constant = nullptr;
+PyObject* g_fair_share_is_zero = nullptr;
+PyObject* g_fair_amounts = nullptr;
+PyObject* g_measured = nullptr;
+PyObject* g_all_blocked = nullptr;
+PyObject* g_fair_share = nullptr;
+PyObject* g_ratio_measured = nullptr;
+
+// satisfaction.INFINITE_SATISFACTION_RATIO
+constexpr double kInfiniteSatisfaction = 1e9;
 
 // `a + b` as the interpreter computes it (a new reference, or nullptr with an exception set).
 PyObject* add(PyObject* a, PyObject* b) {
@@ -33,12 +42,35 @@ PyObject* add(PyObject* a, PyObject* b) {
   return PyNumber_Add(a, b);
 }
 
-// `a < b` as the interpreter tests it: 1, 0, or -1 with an exception set.
-int less(PyObject* a, PyObject* b) {
+// `a <op> b` as the interpreter tests it (`if a < b:`): 1, 0, or -1 with an exception set.
+// PyObject_RichCompareBool is not used: it answers "equal" for the very same object, which
+// `==` on a NaN does not.
+int compare(PyObject* a, PyObject* b, int op) {
   if (PyFloat_CheckExact(a) && PyFloat_CheckExact(b)) {
-    return PyFloat_AS_DOUBLE(a) < PyFloat_AS_DOUBLE(b) ? 1 : 0;
+    const double x = PyFloat_AS_DOUBLE(a);
+    const double y = PyFloat_AS_DOUBLE(b);
+    switch (op) {
+      case Py_LT: return x < y ? 1 : 0;
+      case Py_GT: return x > y ? 1 : 0;
+      case Py_EQ: return x == y ? 1 : 0;
+      default: return x != y ? 1 : 0;
+    }
   }
-  return PyObject_RichCompareBool(a, b, Py_LT);
+  PyObject* result = PyObject_RichCompare(a, b, op);
+  if (result == nullptr) return -1;
+  const int truth = PyObject_IsTrue(result);
+  Py_DECREF(result);
+  return truth;
+}
+
+int less(PyObject* a, PyObject* b) { return compare(a, b, Py_LT); }
+
+// `a / b` as the interpreter computes it (a new reference, or nullptr with an exception set).
+PyObject* divide(PyObject* a, PyObject* b) {
+  if (PyFloat_CheckExact(a) && PyFloat_CheckExact(b) && PyFloat_AS_DOUBLE(b) != 0.0) {
+    return PyFloat_FromDouble(PyFloat_AS_DOUBLE(a) / PyFloat_AS_DOUBLE(b));
+  }
+  return PyNumber_TrueDivide(a, b);
 }
 
 // `seq[index]` (a new reference): tuples directly (negative indexes as Python counts them),
@@ -270,21 +302,192 @@ PyObject* scan(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return result;
 }
 
+// Holds the references of one local_satisfaction call (released on every return).
+struct Refs {
+  PyObject* items[8] = {};
+  int count = 0;
+  PyObject* keep(PyObject* object) {
+    if (object != nullptr) items[count++] = object;
+    return object;
+  }
+  ~Refs() {
+    for (int i = 0; i < count; ++i) Py_DECREF(items[i]);
+  }
+};
+
+// `seq[index]` with `index` a Python int (tuples of ints in the ShareView), or nullptr.
+PyObject* item_at(PyObject* seq, PyObject* index) {
+  const Py_ssize_t i = PyNumber_AsSsize_t(index, PyExc_IndexError);
+  if (i == -1 && PyErr_Occurred()) return nullptr;
+  return item(seq, i);
+}
+
+// Replaces `*ratio` by `value` when `value <op> *ratio` (`if r > ratio: ratio = r`); takes
+// the reference of `value`. 0, or -1 with an exception set.
+int keep_if(PyObject* value, PyObject** ratio, int op) {
+  if (value == nullptr) return -1;
+  const int better = compare(value, *ratio, op);
+  if (better == 1) {
+    Py_DECREF(*ratio);
+    *ratio = value;
+    return 0;
+  }
+  Py_DECREF(value);
+  return better;
+}
+
+// local_satisfaction(view, usage): ShareView.local_satisfaction (satisfaction.py has the
+// rules; this is the method's body, statement for statement, over the view's attributes).
+PyObject* local_satisfaction(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "local_satisfaction(view, usage) takes 2 arguments");
+    return nullptr;
+  }
+  PyObject* view = args[0];
+  PyObject* usage = args[1];
+  Refs refs;
+  PyObject* zero_share = refs.keep(PyObject_GetAttr(view, g_fair_share_is_zero));
+  if (zero_share == nullptr) return nullptr;
+  const int is_zero = PyObject_IsTrue(zero_share);
+  if (is_zero < 0) return nullptr;
+  if (is_zero) return PyFloat_FromDouble(kInfiniteSatisfaction);
+  PyObject* zero = refs.keep(PyFloat_FromDouble(0.0));
+  if (zero == nullptr) return nullptr;
+  PyObject* amounts = refs.keep(PyObject_GetAttr(view, g_fair_amounts));
+  PyObject* measured = amounts ? refs.keep(PyObject_GetAttr(view, g_measured)) : nullptr;
+  if (measured == nullptr) return nullptr;
+  PyObject* sequence = refs.keep(PySequence_Fast(measured, "measured must be iterable"));
+  if (sequence == nullptr) return nullptr;
+  const Py_ssize_t measured_count = PySequence_Fast_GET_SIZE(sequence);
+  bool above = false;
+  for (Py_ssize_t k = 0; k < measured_count && !above; ++k) {
+    PyObject* index = PySequence_Fast_GET_ITEM(sequence, k);
+    PyObject* u = item_at(usage, index);
+    PyObject* f = u ? item_at(amounts, index) : nullptr;
+    const int greater = f ? compare(u, f, Py_GT) : -1;
+    Py_XDECREF(u);
+    Py_XDECREF(f);
+    if (greater < 0) return nullptr;
+    above = greater == 1;
+  }
+  PyObject* ratio = nullptr;
+  if (!above) {
+    // Within the fair share everywhere (the common case).
+    PyObject* all_blocked_flag = refs.keep(PyObject_GetAttr(view, g_all_blocked));
+    if (all_blocked_flag == nullptr) return nullptr;
+    const int all_blocked = PyObject_IsTrue(all_blocked_flag);
+    if (all_blocked < 0) return nullptr;
+    if (all_blocked) {
+      PyObject* fair = refs.keep(PyObject_GetAttr(view, g_fair_share));
+      if (fair == nullptr) return nullptr;
+      ratio = PyFloat_FromDouble(kInfiniteSatisfaction);
+      if (ratio == nullptr) return nullptr;
+      for (Py_ssize_t i = 0; i < 5; ++i) {
+        PyObject* r = nullptr;
+        PyObject* share = item(fair, i);
+        int none = share ? compare(share, zero, Py_EQ) : -1;
+        Py_XDECREF(share);
+        if (none == 1) {
+          r = PyFloat_FromDouble(1.0);
+        } else if (none == 0) {
+          PyObject* f = item(amounts, i);
+          const int nothing = f ? compare(f, zero, Py_EQ) : -1;
+          if (nothing == 1) {
+            r = PyFloat_FromDouble(0.0);
+          } else if (nothing == 0) {
+            PyObject* u = item(usage, i);
+            r = u ? divide(u, f) : nullptr;
+            Py_XDECREF(u);
+          }
+          Py_XDECREF(f);
+        }
+        if (keep_if(r, &ratio, Py_LT) < 0) {
+          Py_DECREF(ratio);
+          return nullptr;
+        }
+      }
+      return ratio;
+    }
+    // The measured resources that are not blocked and have a non-zero fair amount.
+    PyObject* ratio_measured = refs.keep(PyObject_GetAttr(view, g_ratio_measured));
+    PyObject* indexes =
+        ratio_measured ? refs.keep(PySequence_Fast(ratio_measured, "not iterable")) : nullptr;
+    if (indexes == nullptr) return nullptr;
+    ratio = PyFloat_FromDouble(0.0);
+    if (ratio == nullptr) return nullptr;
+    for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(indexes); ++k) {
+      PyObject* index = PySequence_Fast_GET_ITEM(indexes, k);
+      PyObject* u = item_at(usage, index);
+      PyObject* f = u ? item_at(amounts, index) : nullptr;
+      PyObject* r = f ? divide(u, f) : nullptr;
+      Py_XDECREF(u);
+      Py_XDECREF(f);
+      if (keep_if(r, &ratio, Py_GT) < 0) {
+        Py_DECREF(ratio);
+        return nullptr;
+      }
+    }
+    return ratio;
+  }
+  // Above the fair share in some resource: the largest ratio, capped.
+  ratio = PyFloat_FromDouble(0.0);
+  if (ratio == nullptr) return nullptr;
+  for (Py_ssize_t k = 0; k < measured_count; ++k) {
+    PyObject* index = PySequence_Fast_GET_ITEM(sequence, k);
+    PyObject* f = item_at(amounts, index);
+    PyObject* u = f ? item_at(usage, index) : nullptr;
+    PyObject* r = nullptr;
+    if (u != nullptr) {
+      const int has_fair = compare(f, zero, Py_NE);
+      if (has_fair == 1) {
+        r = divide(u, f);
+      } else if (has_fair == 0) {
+        const int used = compare(u, zero, Py_NE);
+        if (used == 1) {
+          r = PyFloat_FromDouble(kInfiniteSatisfaction);
+        } else if (used == 0) {
+          r = PyFloat_FromDouble(0.0);
+        }
+      }
+    }
+    Py_XDECREF(f);
+    Py_XDECREF(u);
+    if (keep_if(r, &ratio, Py_GT) < 0) {
+      Py_DECREF(ratio);
+      return nullptr;
+    }
+  }
+  // min(ratio, INFINITE_SATISFACTION_RATIO): the cap only when it is below the ratio.
+  PyObject* cap = PyFloat_FromDouble(kInfiniteSatisfaction);
+  if (keep_if(cap, &ratio, Py_LT) < 0) {
+    Py_DECREF(ratio);
+    return nullptr;
+  }
+  return ratio;
+}
+
 PyMethodDef g_methods[] = {
     {"add_usage", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(add_usage)),
      METH_FASTCALL,
      "add_usage(element, delta): add delta to the usage of element and of each ancestor."},
     {"scan", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(scan)), METH_FASTCALL,
      "scan(items, index, cum, threshold, bound) -> (index, cum): preemptible._scan."},
+    {"local_satisfaction",
+     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(local_satisfaction)),
+     METH_FASTCALL, "local_satisfaction(view, usage): ShareView.local_satisfaction."},
     {nullptr, nullptr, 0, nullptr},
 };
 
 }  // namespace
 
 int ytsched_add_usage_sums(PyObject* module) {
-  const char* names[] = {"usage", "parent", "checks", "any_of", "constant"};
-  PyObject** slots[] = {&g_usage, &g_parent, &g_checks, &g_any_of, &g_constant};
-  for (int i = 0; i < 5; ++i) {
+  const char* names[] = {"usage",        "parent",         "checks",   "any_of",
+                         "constant",     "fair_share_is_zero", "fair_amounts", "measured",
+                         "all_blocked",  "fair_share",     "ratio_measured"};
+  PyObject** slots[] = {&g_usage,        &g_parent,         &g_checks,   &g_any_of,
+                        &g_constant,     &g_fair_share_is_zero, &g_fair_amounts, &g_measured,
+                        &g_all_blocked,  &g_fair_share,     &g_ratio_measured};
+  for (int i = 0; i < 11; ++i) {
     if (*slots[i] == nullptr) {
       *slots[i] = PyUnicode_InternFromString(names[i]);
       if (*slots[i] == nullptr) return -1;

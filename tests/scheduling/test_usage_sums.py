@@ -18,8 +18,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.scheduling import satisfaction_reference
+from ytsched.resources import ZERO, Vector
 from ytsched.scheduling import selector
 from ytsched.scheduling.preemptible import CompiledBound
+from ytsched.scheduling.satisfaction import ShareView
 
 add_usage: Any = selector.add_usage  # any element-like object and any numbers, here
 scan: Any = selector.scan
@@ -162,3 +165,40 @@ def test_scan_nan_stops_like_python() -> None:
 def test_scan_rejects_a_negative_index() -> None:
     with pytest.raises(ValueError):
         scan([], -1, (0.0, 0.0, 0.0, 0.0, 0.0), None, None)
+
+
+_SHARES = st.one_of(
+    st.sampled_from([0.0, -0.0, 1e-10, 1e-9, 0.1, 0.3, 0.5, 1.0, 2.0]),
+    st.floats(min_value=0.0, max_value=2.0),
+)
+_TOTALS = st.sampled_from([0.0, 1.0, 10.0, 96.0, 1e12])
+_USAGES = st.one_of(
+    st.sampled_from([0.0, -0.0, 1.0, 3.0, 1e12, math.inf, math.nan]),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(min_value=-(2**40), max_value=2**40),
+)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.tuples(*[_SHARES] * 5),
+    st.tuples(*[_SHARES] * 5),
+    st.tuples(*[_TOTALS] * 5),
+    st.tuples(*[_USAGES] * 5),
+)
+def test_local_satisfaction_is_the_python_body(
+    fair: Vector, demand: Vector, total: Vector, usage: Vector
+) -> None:
+    view = ShareView.create(fair, demand, ZERO, total)
+    got = view.local_satisfaction(usage)
+    want = satisfaction_reference.local_satisfaction(view, usage)
+    assert _key(got) == _key(want)
+    assert _key(selector.local_satisfaction(view, usage)) == _key(want)
+
+
+def test_local_satisfaction_propagates_errors() -> None:
+    view = ShareView.create((0.5,) * 5, (1.0,) * 5, ZERO, (10.0,) * 5)
+    with pytest.raises(TypeError):
+        view.local_satisfaction((1.0, "x", 0.0, 0.0, 0.0))  # type: ignore[arg-type]
+    with pytest.raises(IndexError):
+        view.local_satisfaction((1.0,))  # type: ignore[arg-type]

@@ -45,6 +45,7 @@ from ytsched.resources import Vector
 
 if TYPE_CHECKING:
     from ytsched.scheduling._selector import NativeSelector
+    from ytsched.scheduling.satisfaction import ShareView
     from ytsched.scheduling.state import ElementState
 
 
@@ -62,6 +63,9 @@ sum as the interpreter computes it (``src/native/usage_sums.cpp``)."""
 
 scan: Callable[..., tuple[int, Vector]] = _NATIVE.scan
 """The preemptible lists' classification loop (``preemptible._scan``)."""
+
+local_satisfaction: Callable[[ShareView, Vector], float] = _NATIVE.local_satisfaction
+"""``ShareView.local_satisfaction(view, usage)`` (its body)."""
 
 
 class SelectorNode:

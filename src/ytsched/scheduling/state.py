@@ -27,6 +27,7 @@ from ytsched.resources import Vector
 from ytsched.scheduling.preemptible import PreemptibleList, PreemptionBounds
 from ytsched.scheduling.satisfaction import ShareView
 from ytsched.scheduling.selector import Selector, SelectorNode, add_usage
+from ytsched.scheduling.selector import local_satisfaction as native_local_satisfaction
 from ytsched.scheduling.starvation import (
     PreemptionPriority,
     SchedulableStatus,
@@ -295,7 +296,7 @@ class TreeState:
         there."""
         own = op.element
         add_usage(own, delta)
-        sat = own.view.local_satisfaction(own.usage)
+        sat = native_local_satisfaction(own.view, own.usage)  # ``ShareView.local_satisfaction``
         own.local_sat = sat
         node = own.node
         if node is not None:
