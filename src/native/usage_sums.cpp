@@ -466,7 +466,40 @@ PyObject* local_satisfaction(PyObject*, PyObject* const* args, Py_ssize_t nargs)
   return ratio;
 }
 
+// vadd(a, b): resources.vadd, `(a[0] + b[0], ..., a[4] + b[4])`.
+PyObject* vadd(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "vadd(a, b) takes 2 arguments");
+    return nullptr;
+  }
+  return add5(args[0], args[1]);
+}
+
+// vneg(a): `(-a[0], ..., -a[4])` (the negated usage an end subtracts).
+PyObject* vneg(PyObject*, PyObject* a) {
+  PyObject* result = PyTuple_New(5);
+  if (result == nullptr) return nullptr;
+  for (Py_ssize_t i = 0; i < 5; ++i) {
+    PyObject* x = item(a, i);
+    PyObject* negated = nullptr;
+    if (x != nullptr) {
+      negated = PyFloat_CheckExact(x) ? PyFloat_FromDouble(-PyFloat_AS_DOUBLE(x))
+                                      : PyNumber_Negative(x);
+      Py_DECREF(x);
+    }
+    if (negated == nullptr) {
+      Py_DECREF(result);
+      return nullptr;
+    }
+    PyTuple_SET_ITEM(result, i, negated);
+  }
+  return result;
+}
+
 PyMethodDef g_methods[] = {
+    {"vneg", vneg, METH_O, "vneg(a): the five negations in order."},
+    {"vadd", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(vadd)), METH_FASTCALL,
+     "vadd(a, b): resources.vadd, the five sums in order."},
     {"add_usage", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(add_usage)),
      METH_FASTCALL,
      "add_usage(element, delta): add delta to the usage of element and of each ancestor."},

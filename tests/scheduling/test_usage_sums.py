@@ -19,9 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.scheduling import satisfaction_reference
-from ytsched.resources import ZERO, Vector
+from tests.scheduling.test_preemptible import allocation
+from ytsched.resources import ZERO, Vector, vadd
 from ytsched.scheduling import selector
-from ytsched.scheduling.preemptible import CompiledBound
+from ytsched.scheduling.preemptible import CompiledBound, PreemptibleList
 from ytsched.scheduling.satisfaction import ShareView
 
 add_usage: Any = selector.add_usage  # any element-like object and any numbers, here
@@ -202,3 +203,21 @@ def test_local_satisfaction_propagates_errors() -> None:
         view.local_satisfaction((1.0, "x", 0.0, 0.0, 0.0))  # type: ignore[arg-type]
     with pytest.raises(IndexError):
         view.local_satisfaction((1.0,))  # type: ignore[arg-type]
+
+
+@settings(max_examples=300, deadline=None)
+@given(_VECTORS, _VECTORS)
+def test_vadd_and_vneg_are_the_python_sums(a: tuple[Any, ...], b: tuple[Any, ...]) -> None:
+    assert _keys(selector.vadd(a, b)) == _keys(vadd(a, b))
+    assert _keys(selector.vneg(a)) == _keys((-a[0], -a[1], -a[2], -a[3], -a[4]))
+
+
+def test_whole_usage_is_remembered_only_when_whole() -> None:
+    whole: Vector = (1.0, 2.0, 0.0, 4.0, 0.0)
+    half: Vector = (0.5, 2.0, 0.0, 4.0, 0.0)
+    items = PreemptibleList()
+    items.append(allocation(0, whole))
+    items.append(allocation(1, whole))
+    assert items._exact and items._whole_usage is whole
+    items.append(allocation(2, half))
+    assert not items._exact and items._whole_usage is whole

@@ -64,6 +64,12 @@ sum as the interpreter computes it (``src/native/usage_sums.cpp``)."""
 scan: Callable[..., tuple[int, Vector]] = _NATIVE.scan
 """The preemptible lists' classification loop (``preemptible._scan``)."""
 
+vadd: Callable[[Vector, Vector], Vector] = _NATIVE.vadd
+""":func:`ytsched.resources.vadd` natively (the same five sums in order)."""
+
+vneg: Callable[[Vector], Vector] = _NATIVE.vneg
+"""``(-v[0], ..., -v[4])`` natively."""
+
 local_satisfaction: Callable[[ShareView, Vector], float] = _NATIVE.local_satisfaction
 """``ShareView.local_satisfaction(view, usage)`` (its body)."""
 
