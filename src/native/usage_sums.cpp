@@ -33,6 +33,8 @@ PyObject* g_ratio_measured = nullptr;
 
 // satisfaction.INFINITE_SATISFACTION_RATIO
 constexpr double kInfiniteSatisfaction = 1e9;
+// satisfaction.RESOURCE_EPSILON (tests/scheduling/test_usage_sums.py checks they agree)
+constexpr double kResourceEpsilon = 1e-6;
 
 // `a + b` as the interpreter computes it (a new reference, or nullptr with an exception set).
 PyObject* add(PyObject* a, PyObject* b) {
@@ -52,6 +54,7 @@ int compare(PyObject* a, PyObject* b, int op) {
     switch (op) {
       case Py_LT: return x < y ? 1 : 0;
       case Py_GT: return x > y ? 1 : 0;
+      case Py_LE: return x <= y ? 1 : 0;
       case Py_EQ: return x == y ? 1 : 0;
       default: return x != y ? 1 : 0;
     }
@@ -496,7 +499,42 @@ PyObject* vneg(PyObject*, PyObject* a) {
   return result;
 }
 
+// fits(need, available): satisfaction.fits, `need[i] <= available[i] + RESOURCE_EPSILON`
+// for i = 0..4, stopping at the first that fails.
+PyObject* fits(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "fits(need, available) takes 2 arguments");
+    return nullptr;
+  }
+  for (Py_ssize_t i = 0; i < 5; ++i) {
+    PyObject* need = item(args[0], i);
+    if (need == nullptr) return nullptr;
+    PyObject* available = item(args[1], i);
+    if (available == nullptr) {
+      Py_DECREF(need);
+      return nullptr;
+    }
+    int ok;
+    if (PyFloat_CheckExact(need) && PyFloat_CheckExact(available)) {
+      ok = PyFloat_AS_DOUBLE(need) <= PyFloat_AS_DOUBLE(available) + kResourceEpsilon ? 1 : 0;
+    } else {
+      PyObject* eps = PyFloat_FromDouble(kResourceEpsilon);
+      PyObject* bound = eps != nullptr ? PyNumber_Add(available, eps) : nullptr;
+      Py_XDECREF(eps);
+      ok = bound != nullptr ? compare(need, bound, Py_LE) : -1;
+      Py_XDECREF(bound);
+    }
+    Py_DECREF(need);
+    Py_DECREF(available);
+    if (ok < 0) return nullptr;
+    if (ok == 0) Py_RETURN_FALSE;
+  }
+  Py_RETURN_TRUE;
+}
+
 PyMethodDef g_methods[] = {
+    {"fits", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fits)), METH_FASTCALL,
+     "fits(need, available): satisfaction.fits."},
     {"vneg", vneg, METH_O, "vneg(a): the five negations in order."},
     {"vadd", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(vadd)), METH_FASTCALL,
      "vadd(a, b): resources.vadd, the five sums in order."},

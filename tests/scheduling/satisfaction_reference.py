@@ -1,10 +1,11 @@
-"""The Python ``ShareView.local_satisfaction`` the native one replaced (its body as it was in
-``satisfaction.py``), kept as the reference the tests compare the native function with."""
+"""The Python ``ShareView.local_satisfaction`` and ``fits`` the native ones replaced (their
+bodies as they were in ``satisfaction.py``), kept as the references the tests compare the
+native functions with."""
 
 from __future__ import annotations
 
 from ytsched.resources import Vector
-from ytsched.scheduling.satisfaction import INFINITE_SATISFACTION_RATIO, ShareView
+from ytsched.scheduling.satisfaction import INFINITE_SATISFACTION_RATIO, RESOURCE_EPSILON, ShareView
 
 
 def local_satisfaction(view: ShareView, usage: Vector) -> float:
@@ -53,3 +54,15 @@ def local_satisfaction(view: ShareView, usage: Vector) -> float:
         if r > ratio:
             ratio = r
     return min(ratio, INFINITE_SATISFACTION_RATIO)
+
+
+def fits(need: Vector, available: Vector) -> bool:
+    """``available >= need`` in every resource, with float slack."""
+    eps = RESOURCE_EPSILON
+    return (
+        need[0] <= available[0] + eps
+        and need[1] <= available[1] + eps
+        and need[2] <= available[2] + eps
+        and need[3] <= available[3] + eps
+        and need[4] <= available[4] + eps
+    )

@@ -23,7 +23,12 @@ from tests.scheduling.test_preemptible import allocation
 from ytsched.resources import ZERO, Vector, vadd
 from ytsched.scheduling import selector
 from ytsched.scheduling.preemptible import CompiledBound, PreemptibleList
-from ytsched.scheduling.satisfaction import ShareView
+from ytsched.scheduling.satisfaction import (
+    INFINITE_SATISFACTION_RATIO,
+    RESOURCE_EPSILON,
+    ShareView,
+    fits,
+)
 
 add_usage: Any = selector.add_usage  # any element-like object and any numbers, here
 scan: Any = selector.scan
@@ -221,3 +226,20 @@ def test_whole_usage_is_remembered_only_when_whole() -> None:
     assert items._exact and items._whole_usage is whole
     items.append(allocation(2, half))
     assert not items._exact and items._whole_usage is whole
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.tuples(*[_USAGES] * 5), st.tuples(*[_USAGES] * 5))
+def test_fits_is_the_python_comparison(need: Vector, available: Vector) -> None:
+    assert fits(need, available) is satisfaction_reference.fits(need, available)
+    edge = tuple(a + RESOURCE_EPSILON if isinstance(a, float) else a for a in available)
+    assert fits(edge, available) is satisfaction_reference.fits(edge, available)  # type: ignore[arg-type]
+
+
+def test_native_constants_are_the_python_ones() -> None:
+    """The native functions hard-code ``RESOURCE_EPSILON`` and the infinite ratio."""
+    assert RESOURCE_EPSILON == 1e-6
+    assert fits((1.0 + 1e-6, 0.0, 0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0, 0.0))
+    assert not fits((1.0 + 2e-6, 0.0, 0.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0, 0.0))
+    zero = ShareView.create(ZERO, ZERO, ZERO, (1.0,) * 5)
+    assert zero.local_satisfaction(ZERO) == INFINITE_SATISFACTION_RATIO

@@ -24,21 +24,8 @@ from ytsched.scheduling.api import (
 )
 from ytsched.scheduling.ledger import Ledger
 from ytsched.scheduling.nodes import Allocation, NodeState, Preemption
-from ytsched.scheduling.satisfaction import RESOURCE_EPSILON
+from ytsched.scheduling.satisfaction import RESOURCE_EPSILON, fits
 from ytsched.scheduling.state import ElementState, ScheduledOperation, TreeState
-
-
-def fits(usage: Vector, limits: Vector) -> bool:
-    """Usage within limits, up to ``RESOURCE_EPSILON`` (plain comparisons: this runs for
-    every heartbeat)."""
-    eps = RESOURCE_EPSILON
-    return (
-        usage[0] <= limits[0] + eps
-        and usage[1] <= limits[1] + eps
-        and usage[2] <= limits[2] + eps
-        and usage[3] <= limits[3] + eps
-        and usage[4] <= limits[4] + eps
-    )
 
 
 @dataclass(slots=True)

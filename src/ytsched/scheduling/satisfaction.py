@@ -16,9 +16,11 @@ below on some resource).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ytsched.resources import EPSILON, Vector
+from ytsched.scheduling.selector import fits as native_fits
 from ytsched.scheduling.selector import local_satisfaction as native_local_satisfaction
 
 INFINITE_SATISFACTION_RATIO = 1e9
@@ -147,16 +149,11 @@ class ShareView:
         return native_local_satisfaction(self, usage)
 
 
-def fits(need: Vector, available: Vector) -> bool:
-    """``available >= need`` in every resource, with float slack."""
-    eps = RESOURCE_EPSILON
-    return (
-        need[0] <= available[0] + eps
-        and need[1] <= available[1] + eps
-        and need[2] <= available[2] + eps
-        and need[3] <= available[3] + eps
-        and need[4] <= available[4] + eps
-    )
+fits: Callable[[Vector, Vector], bool] = native_fits
+"""``fits(need, available)``: ``available >= need`` in every resource, with float slack
+(``need[i] <= available[i] + RESOURCE_EPSILON``, in order, stopping at the first failure).
+Native (``src/native/usage_sums.cpp``, the same additions and comparisons): it runs on every
+attempt and heartbeat."""
 
 
 def strictly_below(amounts: Vector, bound: Vector) -> bool:

@@ -70,6 +70,9 @@ vadd: Callable[[Vector, Vector], Vector] = _NATIVE.vadd
 vneg: Callable[[Vector], Vector] = _NATIVE.vneg
 """``(-v[0], ..., -v[4])`` natively."""
 
+fits: Callable[[Vector, Vector], bool] = _NATIVE.fits
+"""``satisfaction.fits``."""
+
 local_satisfaction: Callable[[ShareView, Vector], float] = _NATIVE.local_satisfaction
 """``ShareView.local_satisfaction(view, usage)`` (its body)."""
 
