@@ -93,8 +93,17 @@ PyObject* item(PyObject* seq, Py_ssize_t index) {
   return PySequence_GetItem(seq, index);
 }
 
-// `(a[0] + b[0], ..., a[4] + b[4])` (a new reference): the five additions in order.
-PyObject* add5(PyObject* a, PyObject* b) {
+// `a - b` as the interpreter computes it (a new reference, or nullptr with an exception set).
+PyObject* subtract(PyObject* a, PyObject* b) {
+  if (PyFloat_CheckExact(a) && PyFloat_CheckExact(b)) {
+    return PyFloat_FromDouble(PyFloat_AS_DOUBLE(a) - PyFloat_AS_DOUBLE(b));
+  }
+  return PyNumber_Subtract(a, b);
+}
+
+// `(a[0] <op> b[0], ..., a[4] <op> b[4])` (a new reference): the five operations in order.
+template <PyObject* (*Op)(PyObject*, PyObject*)>
+PyObject* pairwise5(PyObject* a, PyObject* b) {
   PyObject* result = PyTuple_New(5);
   if (result == nullptr) return nullptr;
   for (Py_ssize_t i = 0; i < 5; ++i) {
@@ -109,17 +118,20 @@ PyObject* add5(PyObject* a, PyObject* b) {
       Py_DECREF(result);
       return nullptr;
     }
-    PyObject* sum = add(x, y);
+    PyObject* value = Op(x, y);
     Py_DECREF(x);
     Py_DECREF(y);
-    if (sum == nullptr) {
+    if (value == nullptr) {
       Py_DECREF(result);
       return nullptr;
     }
-    PyTuple_SET_ITEM(result, i, sum);
+    PyTuple_SET_ITEM(result, i, value);
   }
   return result;
 }
+
+// `(a[0] + b[0], ..., a[4] + b[4])` (a new reference): the five additions in order.
+PyObject* add5(PyObject* a, PyObject* b) { return pairwise5<add>(a, b); }
 
 // add_usage(element, delta): for `element` and each of its ancestors (following `.parent`
 // until None), `usage = (usage[0] + delta[0], ..., usage[4] + delta[4])`.
@@ -532,7 +544,18 @@ PyObject* fits(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   Py_RETURN_TRUE;
 }
 
+// vsub(a, b): resources.vsub, `(a[0] - b[0], ..., a[4] - b[4])`.
+PyObject* vsub(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "vsub(a, b) takes 2 arguments");
+    return nullptr;
+  }
+  return pairwise5<subtract>(args[0], args[1]);
+}
+
 PyMethodDef g_methods[] = {
+    {"vsub", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(vsub)), METH_FASTCALL,
+     "vsub(a, b): resources.vsub, the five differences in order."},
     {"fits", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(fits)), METH_FASTCALL,
      "fits(need, available): satisfaction.fits."},
     {"vneg", vneg, METH_O, "vneg(a): the five negations in order."},

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from tests.scheduling import satisfaction_reference
 from tests.scheduling.test_preemptible import allocation
-from ytsched.resources import ZERO, Vector, vadd
+from ytsched.resources import ZERO, Vector, vadd, vsub
 from ytsched.scheduling import selector
 from ytsched.scheduling.preemptible import CompiledBound, PreemptibleList
 from ytsched.scheduling.satisfaction import (
@@ -212,8 +212,9 @@ def test_local_satisfaction_propagates_errors() -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(_VECTORS, _VECTORS)
-def test_vadd_and_vneg_are_the_python_sums(a: tuple[Any, ...], b: tuple[Any, ...]) -> None:
+def test_vadd_vsub_and_vneg_are_the_python_sums(a: tuple[Any, ...], b: tuple[Any, ...]) -> None:
     assert _keys(selector.vadd(a, b)) == _keys(vadd(a, b))
+    assert _keys(selector.vsub(a, b)) == _keys(vsub(a, b))
     assert _keys(selector.vneg(a)) == _keys((-a[0], -a[1], -a[2], -a[3], -a[4]))
 
 

@@ -67,6 +67,9 @@ scan: Callable[..., tuple[int, Vector]] = _NATIVE.scan
 vadd: Callable[[Vector, Vector], Vector] = _NATIVE.vadd
 """:func:`ytsched.resources.vadd` natively (the same five sums in order)."""
 
+vsub: Callable[[Vector, Vector], Vector] = _NATIVE.vsub
+""":func:`ytsched.resources.vsub` natively (the same five differences in order)."""
+
 vneg: Callable[[Vector], Vector] = _NATIVE.vneg
 """``(-v[0], ..., -v[4])`` natively."""
 
