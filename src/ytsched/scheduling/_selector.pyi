@@ -31,3 +31,18 @@ def scan(
     items: list[Any], index: int, cum: tuple[float, ...], threshold: Any, bound: Any
 ) -> tuple[int, tuple[float, ...]]:
     """``preemptible._scan``."""
+
+def local_satisfaction(view: Any, usage: tuple[float, ...]) -> float:
+    """``ShareView.local_satisfaction``."""
+
+def fits(need: tuple[float, ...], available: tuple[float, ...]) -> bool:
+    """``satisfaction.fits``."""
+
+def vadd(a: tuple[float, ...], b: tuple[float, ...]) -> tuple[float, ...]:
+    """``resources.vadd``."""
+
+def vsub(a: tuple[float, ...], b: tuple[float, ...]) -> tuple[float, ...]:
+    """``resources.vsub``."""
+
+def vneg(a: tuple[float, ...]) -> tuple[float, ...]:
+    """The five negations."""
