@@ -19,6 +19,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "usage_sums.hpp"
+
 namespace nb = nanobind;
 
 namespace {
@@ -259,6 +261,8 @@ NB_MODULE(_selector, m) {
       .def("set_self_active", &NativeSelector::set_self_active)
       .def("heap", &NativeSelector::heap)
       .def("__len__", &NativeSelector::size);
+  // The usage sums of starts and ends (usage_sums.cpp), next to the heaps they feed.
+  if (ytsched_add_usage_sums(m.ptr()) < 0) throw nb::python_error();
 #ifdef YTSCHED_SANITIZED
   m.attr("SANITIZED") = true;
 #else

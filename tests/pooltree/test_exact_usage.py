@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from tests.pooltree.helpers import GIB, scheduler
 from ytsched.pooltree import PoolTrees, snapshot
-from ytsched.pooltree.exact_usage import LARGEST_EXACT, ExactUsage
+from ytsched.pooltree.exact_usage import LARGEST_EXACT, ExactUsage, pack, unpack
 from ytsched.pooltree.operations import Job, Operation
 
 _ACTIONS = st.lists(
@@ -121,10 +121,12 @@ def test_checked_resources_are_reused_only_for_the_same_tuple() -> None:
     for resources, sign in [(small, 1), (small, 1), (large, 1), (small, -1), (large, 1)]:
         usage._add("physical", resources, sign)
     usage._add("physical", (1.0, 2.0, 0.0, 4.0, 0.0), 1)
-    assert usage.sums == {"physical": [8, 36, 0, 8 + 2 * 2**40, 0]}
+    assert {tree: unpack(sums) for tree, sums in usage.sums.items()} == {
+        "physical": [8, 36, 0, 8 + 2 * 2**40, 0]
+    }
     usage._add(None, small, -1)
-    assert usage.sums["physical"] == [8, 36, 0, 8 + 2 * 2**40, 0]
-    assert usage.sums[None] == [-1, -2, 0, -4, 0]
+    assert unpack(usage.sums["physical"]) == [8, 36, 0, 8 + 2 * 2**40, 0]
+    assert unpack(usage.sums[None]) == [-1, -2, 0, -4, 0]
     usage._add("physical", (0.5, 1.0, 0.0, 1.0, 0.0), 1)
     assert not usage.exact
     assert usage.sums == {}
@@ -146,3 +148,23 @@ def test_a_shared_vector_is_checked_once_and_a_new_one_again() -> None:
     assert usage.usage("physical", 4) is None
     usage.started(Job("k", "t", 11, 0, shared, 0.0, None, "physical"))
     assert usage.usage("physical", 5) is None  # off for good
+
+
+_FIELDS = st.integers(min_value=-(2**100), max_value=2**100)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_FIELDS, _FIELDS, _FIELDS, _FIELDS, _FIELDS), max_size=20))
+def test_packed_sums_are_the_sums_of_the_fields(
+    vectors: list[tuple[int, int, int, int, int]],
+) -> None:
+    """Adding packed vectors adds every field on its own, negative fields included."""
+    total = 0
+    fields = [0, 0, 0, 0, 0]
+    for vector in vectors:
+        total += pack(vector)
+        fields = [a + b for a, b in zip(fields, vector, strict=True)]
+        assert unpack(total) == fields
+    for vector in vectors:
+        total -= pack(vector)
+    assert total == 0

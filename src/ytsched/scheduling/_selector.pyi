@@ -1,4 +1,7 @@
-"""Type stub of the native selector module (``src/native/selector.cpp``)."""
+"""Type stub of the native selector module (``src/native/selector.cpp``,
+``src/native/usage_sums.cpp``)."""
+
+from typing import Any
 
 SANITIZED: bool
 
@@ -20,3 +23,26 @@ class NativeSelector:
     def set_self_active(self, node: int, value: bool) -> None: ...
     def heap(self, node: int) -> list[int]: ...
     def __len__(self) -> int: ...
+
+def add_usage(element: Any, delta: tuple[float, ...]) -> None:
+    """``usage += delta`` on ``element`` and each ancestor (following ``parent``)."""
+
+def scan(
+    items: list[Any], index: int, cum: tuple[float, ...], threshold: Any, bound: Any
+) -> tuple[int, tuple[float, ...]]:
+    """``preemptible._scan``."""
+
+def local_satisfaction(view: Any, usage: tuple[float, ...]) -> float:
+    """``ShareView.local_satisfaction``."""
+
+def fits(need: tuple[float, ...], available: tuple[float, ...]) -> bool:
+    """``satisfaction.fits``."""
+
+def vadd(a: tuple[float, ...], b: tuple[float, ...]) -> tuple[float, ...]:
+    """``resources.vadd``."""
+
+def vsub(a: tuple[float, ...], b: tuple[float, ...]) -> tuple[float, ...]:
+    """``resources.vsub``."""
+
+def vneg(a: tuple[float, ...]) -> tuple[float, ...]:
+    """The five negations."""

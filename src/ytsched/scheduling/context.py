@@ -24,21 +24,9 @@ from ytsched.scheduling.api import (
 )
 from ytsched.scheduling.ledger import Ledger
 from ytsched.scheduling.nodes import Allocation, NodeState, Preemption
-from ytsched.scheduling.satisfaction import RESOURCE_EPSILON
+from ytsched.scheduling.satisfaction import fits
+from ytsched.scheduling.selector import vadd, vsub
 from ytsched.scheduling.state import ElementState, ScheduledOperation, TreeState
-
-
-def fits(usage: Vector, limits: Vector) -> bool:
-    """Usage within limits, up to ``RESOURCE_EPSILON`` (plain comparisons: this runs for
-    every heartbeat)."""
-    eps = RESOURCE_EPSILON
-    return (
-        usage[0] <= limits[0] + eps
-        and usage[1] <= limits[1] + eps
-        and usage[2] <= limits[2] + eps
-        and usage[3] <= limits[3] + eps
-        and usage[4] <= limits[4] + eps
-    )
 
 
 @dataclass(slots=True)
@@ -75,16 +63,8 @@ class HeartbeatContext:
 
     def free_resources(self) -> Vector:
         """Node limits minus usage plus the discount (``GetNodeFreeResourcesWithDiscount``)."""
-        limits = self.node.resource_limits
-        usage = self.node.usage
-        discount = self.discount
-        return (
-            limits[0] - usage[0] + discount[0],
-            limits[1] - usage[1] + discount[1],
-            limits[2] - usage[2] + discount[2],
-            limits[3] - usage[3] + discount[3],
-            limits[4] - usage[4] + discount[4],
-        )
+        node = self.node
+        return vadd(vsub(node.resource_limits, node.usage), self.discount)
 
     def can_continue(self) -> bool:
         """``CanStartMoreAllocations``: the node still has ``min_spare`` free (with the
@@ -94,15 +74,7 @@ class HeartbeatContext:
     def has_spare(self, free: Vector) -> bool:
         if self.max_started is not None and self.started >= self.max_started:
             return False
-        spare = self.min_spare
-        eps = RESOURCE_EPSILON
-        return (
-            spare[0] <= free[0] + eps
-            and spare[1] <= free[1] + eps
-            and spare[2] <= free[2] + eps
-            and spare[3] <= free[3] + eps
-            and spare[4] <= free[4] + eps
-        )
+        return fits(self.min_spare, free)
 
     def node_fits(self) -> bool:
         """Usage within limits (``Dominates(ResourceLimits, ResourceUsage)``)."""

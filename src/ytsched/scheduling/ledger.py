@@ -11,10 +11,14 @@ splits between the heartbeat context, ``TOperationSharedState`` (``OnAllocationS
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ytsched.pooltree.operations import EndWatch, Job, JobState, Task
 from ytsched.pooltree.trees import PoolTrees
 from ytsched.resources import ZERO, Vector, vadd
 from ytsched.scheduling.nodes import Allocation, NodeState
+from ytsched.scheduling.selector import vadd as native_vadd
+from ytsched.scheduling.selector import vneg
 from ytsched.scheduling.starvation import StarvationState
 from ytsched.scheduling.state import OperationRecord, ScheduledOperation, TreeState
 
@@ -22,8 +26,8 @@ _RUNNING = JobState.RUNNING
 """A module constant: an Enum class attribute costs ``EnumType.__getattr__``'s slot."""
 
 
-def _negated(vector: Vector) -> Vector:
-    return (-vector[0], -vector[1], -vector[2], -vector[3], -vector[4])
+_negated: Callable[[Vector], Vector] = vneg
+"""``(-v[0], ..., -v[4])`` (native, ``src/native/usage_sums.cpp``)."""
 
 
 class Ledger:
@@ -75,8 +79,9 @@ class Ledger:
         """Start the next waiting job of ``task`` on ``node``.
 
         Runs for every allocation a heartbeat starts: written out (positional construction,
-        the node's watch and usage sum inline) with the same effects in the same order as
-        :meth:`NodeState.watch` and :func:`~ytsched.resources.vadd`."""
+        the node's watch inline) with the same effects in the same order as
+        :meth:`NodeState.watch`; the node's usage sum is the native
+        :func:`~ytsched.scheduling.selector.vadd` (:func:`~ytsched.resources.vadd`'s sums)."""
         operation = op.operation
         job = operation.start_job(task.name, now, node.address, state.name)
         resources = job.resources
@@ -102,14 +107,7 @@ class Ledger:
         job.watch = watch
         if job.state is not _RUNNING:
             watch.add(1)
-        u = node.usage
-        node.usage = (
-            u[0] + resources[0],
-            u[1] + resources[1],
-            u[2] + resources[2],
-            u[3] + resources[3],
-            u[4] + resources[4],
-        )
+        node.usage = native_vadd(node.usage, resources)
         node.started_allocation_count += 1
         record = op.record
         record.allocations.append(allocation)
@@ -178,9 +176,9 @@ class Ledger:
         """The allocation ended (its job already ended in the pool tree).
 
         ``node``, when given, is the allocation's node (``nodes[allocation.node]``, which a
-        heartbeat holds already).  Runs for every allocation that ends: the lookups and the
-        usage subtraction are written out (the same float operations as adding
-        :func:`_negated` usage with :func:`~ytsched.resources.vadd`, in the same order)."""
+        heartbeat holds already).  Runs for every allocation that ends: the lookups are written
+        out; the usage subtraction adds the :func:`_negated` usage with the native
+        :func:`~ytsched.scheduling.selector.vadd`."""
         allocation_id = allocation.id
         if node is None:
             node = self.nodes.get(allocation.node)
@@ -208,16 +206,9 @@ class Ledger:
         state = self.tree_states.get(tree)
         op = state.operations.get(operation_id) if state is not None else None
         if usage != ZERO:
-            delta = (-usage[0], -usage[1], -usage[2], -usage[3], -usage[4])
+            delta = _negated(usage)
             if node is not None:
-                u = node.usage
-                node.usage = (
-                    u[0] + delta[0],
-                    u[1] + delta[1],
-                    u[2] + delta[2],
-                    u[3] + delta[3],
-                    u[4] + delta[4],
-                )
+                node.usage = native_vadd(node.usage, delta)
             if op is not None:
                 assert state is not None
                 state.apply_usage_delta(op, delta)

@@ -36,8 +36,8 @@ from ytsched.pooltree.operations import OperationState
 from ytsched.resources import INFINITE_RESOURCES, Vector
 from ytsched.scheduling.context import HeartbeatContext
 from ytsched.scheduling.nodes import Allocation
-from ytsched.scheduling.satisfaction import RESOURCE_EPSILON, fits
-from ytsched.scheduling.selector import Selector, SelectorNode
+from ytsched.scheduling.satisfaction import fits
+from ytsched.scheduling.selector import Selector, SelectorNode, vadd, vsub
 from ytsched.scheduling.state import ScheduledOperation
 
 
@@ -101,20 +101,12 @@ def attempt(
         return _SATURATED
     if len(op.tasks) == 1:
         return _attempt_single(ctx, op, free)
-    eps = RESOURCE_EPSILON
-    f0, f1, f2, f3, f4 = free
     waiting = [task for task in op.tasks if task.waiting]
     smallest: Vector | None = None
     fitting_node = False
     for task in waiting:
         r = task.resources
-        if (
-            r[0] <= f0 + eps
-            and r[1] <= f1 + eps
-            and r[2] <= f2 + eps
-            and r[3] <= f3 + eps
-            and r[4] <= f4 + eps
-        ):
+        if fits(r, free):
             fitting_node = True
         smallest = (
             r
@@ -134,15 +126,7 @@ def attempt(
         available = hierarchical_available(op)
         if not fits(smallest, available):
             return _LIMITS_EXCEEDED
-    demand = op.demand
-    usage = op.element.usage
-    if not (
-        smallest[0] <= demand[0] - usage[0] + eps
-        and smallest[1] <= demand[1] - usage[1] + eps
-        and smallest[2] <= demand[2] - usage[2] + eps
-        and smallest[3] <= demand[3] - usage[3] + eps
-        and smallest[4] <= demand[4] - usage[4] + eps
-    ):
+    if not fits(smallest, vsub(op.demand, op.element.usage)):
         return _NO_DEMAND
     if op.operation.state is not _RUNNING:
         return _FAILED
@@ -168,26 +152,12 @@ def _attempt_single(
     if not task.waiting:
         return _FAILED
     need = task.resources
-    eps = RESOURCE_EPSILON
-    if not (
-        need[0] <= free[0] + eps
-        and need[1] <= free[1] + eps
-        and need[2] <= free[2] + eps
-        and need[3] <= free[3] + eps
-        and need[4] <= free[4] + eps
-    ):
+    if not fits(need, free):
         return _MIN_NEEDED
     if op.limited and not fits(need, hierarchical_available(op)):
         return _LIMITS_EXCEEDED
-    demand = op.demand
-    usage = op.element.usage
-    if not (
-        need[0] <= demand[0] - usage[0] + eps
-        and need[1] <= demand[1] - usage[1] + eps
-        and need[2] <= demand[2] - usage[2] + eps
-        and need[3] <= demand[3] - usage[3] + eps
-        and need[4] <= demand[4] - usage[4] + eps
-    ):
+    # ``demand - usage + eps``: the difference first, as the fit test then adds the slack.
+    if not fits(need, vsub(op.demand, op.element.usage)):
         return _NO_DEMAND
     if op.operation.state is not _RUNNING:
         return _FAILED
@@ -215,12 +185,11 @@ def schedule(
     node = ctx.node
     # Constant during the loop (the node's limits are set at registration, the discount
     # before a preemptive stage's loop): ``ctx.free_resources()`` and ``ctx.has_spare`` are
-    # written out below with these, the same arithmetic and comparisons in the same order.
-    l0, l1, l2, l3, l4 = node.resource_limits
-    d0, d1, d2, d3, d4 = ctx.discount
-    s0, s1, s2, s3, s4 = ctx.min_spare
+    # evaluated below with these, without the method calls (the same native sums and test).
+    limits = node.resource_limits
+    discount = ctx.discount
+    min_spare = ctx.min_spare
     max_started = ctx.max_started
-    eps = RESOURCE_EPSILON
     core = selector.core
     nodes = selector.nodes
     while True:
@@ -228,21 +197,8 @@ def schedule(
         # start count, so a failed attempt goes straight back to the descent below.
         if max_started is not None and ctx.started >= max_started:
             break
-        usage = node.usage
-        free = (
-            l0 - usage[0] + d0,
-            l1 - usage[1] + d1,
-            l2 - usage[2] + d2,
-            l3 - usage[3] + d3,
-            l4 - usage[4] + d4,
-        )
-        if not (
-            s0 <= free[0] + eps
-            and s1 <= free[1] + eps
-            and s2 <= free[2] + eps
-            and s3 <= free[3] + eps
-            and s4 <= free[4] + eps
-        ):
+        free = vadd(vsub(limits, node.usage), discount)
+        if not fits(min_spare, free):
             break
         while True:
             # The descent, one native call; the leaf reached is the element's node in this

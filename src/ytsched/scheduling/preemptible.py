@@ -32,13 +32,16 @@ recomputes the list once.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import TYPE_CHECKING
 
 from ytsched.resources import CPU_INDEX, EPSILON, ZERO, Vector
 from ytsched.scheduling.satisfaction import ShareView, strictly_below
+from ytsched.scheduling.selector import scan as native_scan
+from ytsched.scheduling.selector import vadd as native_vadd
+from ytsched.scheduling.selector import vneg
 
 if TYPE_CHECKING:
     from ytsched.scheduling.nodes import Allocation
@@ -280,6 +283,7 @@ class PreemptibleList:
         "_dead",
         "_exact",
         "_items",
+        "_whole_usage",
         "bounds",
         "total",
     )
@@ -303,6 +307,17 @@ class PreemptibleList:
         prefix sum less some of its terms, is then an integer below 2**53, computed exactly
         in any order (see :meth:`_decreased_at` and :meth:`publish`).  Once off, it stays
         off."""
+        self._whole_usage: Vector | None = None
+        """The last usage :func:`_whole` accepted (held, so its identity stays its own): the
+        allocations of a task share their task's immutable resources vector, so the test
+        runs once per vector rather than once per allocation appended."""
+
+    def _is_whole(self, usage: Vector) -> bool:
+        """:func:`_whole`, remembering a vector that passes (see :attr:`_whole_usage`)."""
+        if not _whole(usage):
+            return False
+        self._whole_usage = usage
+        return True
 
     def __len__(self) -> int:
         return len(self._items) - self._dead
@@ -459,17 +474,15 @@ class PreemptibleList:
         index = len(self._items)
         allocation.list_index = index
         self._items.append(allocation)
-        t = self.total
         u = allocation.usage
-        t = (t[0] + u[0], t[1] + u[1], t[2] + u[2], t[3] + u[3], t[4] + u[4])
-        self.total = t
+        t = self.total = native_vadd(self.total, u)
         if self._exact and not (
             t[0] < _LARGEST_EXACT
             and t[1] < _LARGEST_EXACT
             and t[2] < _LARGEST_EXACT
             and t[3] < _LARGEST_EXACT
             and t[4] < _LARGEST_EXACT
-            and _whole(u)
+            and (u is self._whole_usage or self._is_whole(u))
         ):
             self._exact = False
         if self._b2 < index:
@@ -506,16 +519,14 @@ class PreemptibleList:
         self._dead += 1
         allocation.list_index = -1
         if usage != ZERO:
-            self._decreased_at(index, (-usage[0], -usage[1], -usage[2], -usage[3], -usage[4]))
+            self._decreased_at(index, vneg(usage))
         if self._dead > 32 and self._dead * 2 > len(self._items):
             self._compact()
 
     def _decreased_at(self, index: int, delta: Vector) -> None:
-        # The sums as :func:`~ytsched.resources.vadd` computes them, written out (this runs
-        # for every allocation that ends).
-        d0, d1, d2, d3, d4 = delta
-        t = self.total
-        self.total = (t[0] + d0, t[1] + d1, t[2] + d2, t[3] + d3, t[4] + d4)
+        # The sums as :func:`~ytsched.resources.vadd` computes them, natively (this runs for
+        # every allocation that ends).
+        self.total = native_vadd(self.total, delta)
         if index >= self._b2:
             return
         # Prefix sums adjusted by subtraction: exact on an exact list (integers below
@@ -523,10 +534,8 @@ class PreemptibleList:
         if not self._exact:
             self._changed = True
         if index < self._b1:
-            c = self._cum1
-            self._cum1 = (c[0] + d0, c[1] + d1, c[2] + d2, c[3] + d3, c[4] + d4)
-        c = self._cum2
-        self._cum2 = (c[0] + d0, c[1] + d1, c[2] + d2, c[3] + d3, c[4] + d4)
+            self._cum1 = native_vadd(self._cum1, delta)
+        self._cum2 = native_vadd(self._cum2, delta)
         # ``_advance`` changes nothing when both boundaries stand at the end (``b1 <= b2 <=
         # len``: no scan runs and ``b2`` is not behind ``b1``), the common case of a list
         # with no preemptible allocation.
@@ -581,56 +590,19 @@ def _whole(usage: Vector) -> bool:
     )
 
 
-def _scan(
-    items: list[Allocation | None],
-    index: int,
-    cum: Vector,
-    threshold: Vector | None,
-    bound: CompiledBound | None,
-) -> tuple[int, Vector]:
-    """``while index < len(items) and below(cum, bound): cum += usage; index += 1``.
+_scan: Callable[
+    [list[Allocation | None], int, Vector, Vector | None, CompiledBound | None],
+    tuple[int, Vector],
+] = native_scan
+"""``_scan(items, index, cum, threshold, bound)``: ``while index < len(items) and
+below(cum, bound): cum += items[index].usage; index += 1`` (a hole adds nothing), returning
+``(index, cum)``.
 
-    :meth:`PreemptionBounds.below` and :meth:`CompiledBound.holds` written out (this loop
-    runs over every allocation of every republished list): the same comparisons on the same
-    prefix sums, each sum a left fold of the same additions in the same order.
-    """
-    count = len(items)
-    if bound is None:
-        checks: tuple[tuple[int, float], ...] = ()
-        any_of = constant = True  # infinite: always below
-    else:
-        checks, any_of, constant = bound.checks, bound.any_of, bound.constant
-    while index < count:
-        if threshold is None or not (
-            cum[0] < threshold[0]
-            and cum[1] < threshold[1]
-            and cum[2] < threshold[2]
-            and cum[3] < threshold[3]
-            and cum[4] < threshold[4]
-        ):
-            if any_of:
-                if not constant:
-                    for resource, limit in checks:
-                        if cum[resource] < limit:
-                            break
-                    else:
-                        break
-            elif not constant:
-                break
-            else:
-                below = True
-                for resource, limit in checks:
-                    if not cum[resource] < limit:
-                        below = False
-                        break
-                if not below:
-                    break
-        item = items[index]
-        if item is not None:
-            u = item.usage
-            cum = (cum[0] + u[0], cum[1] + u[1], cum[2] + u[2], cum[3] + u[3], cum[4] + u[4])
-        index += 1
-    return index, cum
+Native (``scan`` in ``src/native/usage_sums.cpp``; this loop runs over every allocation of
+every republished list and for most starts): :meth:`PreemptionBounds.below` and
+:meth:`CompiledBound.holds` on the same prefix sums with the same comparisons in the same
+order, each sum a left fold of the same additions (``tests/scheduling/test_update_reuse.py``
+checks it against that loop)."""
 
 
 def preemption_sort_key(

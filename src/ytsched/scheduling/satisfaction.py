@@ -16,9 +16,12 @@ below on some resource).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ytsched.resources import EPSILON, Vector
+from ytsched.scheduling.selector import fits as native_fits
+from ytsched.scheduling.selector import local_satisfaction as native_local_satisfaction
 
 INFINITE_SATISFACTION_RATIO = 1e9
 """``InfiniteSatisfactionRatio``: the ratio of an element with (near) zero fair share."""
@@ -179,63 +182,20 @@ class ShareView:
         * every resource blocked: the smallest usage/fair ratio (x/0 and 0/0 count as 1);
         * otherwise: the largest usage/fair ratio over non-blocked resources with non-zero
           fair share (0 if there is none); the result is at most 1.
+
+        Native (``local_satisfaction`` in ``src/native/usage_sums.cpp``, this method's former
+        body statement for statement over the same attributes, each ratio and comparison as
+        the interpreter makes it): it runs for every start and end of an allocation.  The
+        heartbeat path calls :data:`native_local_satisfaction` directly.
         """
-        if self.fair_share_is_zero:
-            return INFINITE_SATISFACTION_RATIO
-        # Shares are usage / total; usage / (fair x total) is the usage-to-fair ratio.
-        amounts = self.fair_amounts
-        measured = self.measured
-        for index in measured:
-            if usage[index] > amounts[index]:
-                break
-        else:
-            # Within the fair share everywhere (the common case).
-            if self.all_blocked:
-                fair = self.fair_share
-                ratio = INFINITE_SATISFACTION_RATIO
-                for index in range(5):
-                    if fair[index] == 0.0:
-                        r = 1.0
-                    elif amounts[index] == 0.0:
-                        r = 0.0
-                    else:
-                        r = usage[index] / amounts[index]
-                    if r < ratio:
-                        ratio = r
-                return ratio
-            # The measured resources that are not blocked and have a non-zero fair amount
-            # (``ratio_measured``, filtered once per update instead of on every call).
-            ratio = 0.0
-            for index in self.ratio_measured:
-                r = usage[index] / amounts[index]
-                if r > ratio:
-                    ratio = r
-            return ratio
-        ratio = 0.0
-        for index in measured:
-            f = amounts[index]
-            u = usage[index]
-            if f != 0.0:
-                r = u / f
-            elif u != 0.0:
-                r = INFINITE_SATISFACTION_RATIO
-            else:
-                r = 0.0
-            if r > ratio:
-                ratio = r
-        return min(ratio, INFINITE_SATISFACTION_RATIO)
+        return native_local_satisfaction(self, usage)
 
 
-def fits(need: Vector, available: Vector) -> bool:
-    """``available >= need`` in every resource, with float slack."""
-    eps = RESOURCE_EPSILON
-    return (
-        need[0] <= available[0] + eps
-        and need[1] <= available[1] + eps
-        and need[2] <= available[2] + eps
-        and need[3] <= available[3] + eps
-        and need[4] <= available[4] + eps
-    )
+fits: Callable[[Vector, Vector], bool] = native_fits
+"""``fits(need, available)``: ``available >= need`` in every resource, with float slack
+(``need[i] <= available[i] + RESOURCE_EPSILON``, in order, stopping at the first failure).
+Native (``src/native/usage_sums.cpp``, the same additions and comparisons): it runs on every
+attempt and heartbeat."""
 
 
 def strictly_below(amounts: Vector, bound: Vector) -> bool:

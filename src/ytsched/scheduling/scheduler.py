@@ -46,7 +46,7 @@ from ytsched.scheduling.api import (
     NodeHeartbeat,
     heartbeat_response,
 )
-from ytsched.scheduling.context import HeartbeatContext, Outbox, abort_job, fits
+from ytsched.scheduling.context import HeartbeatContext, Outbox, abort_job
 from ytsched.scheduling.graceful import preempt_gracefully
 from ytsched.scheduling.ledger import Ledger
 from ytsched.scheduling.nodes import Allocation, NodeState
@@ -58,7 +58,7 @@ from ytsched.scheduling.preemptible import (
     preemption_sort_key,
 )
 from ytsched.scheduling.preemption import preemptive_scheduling_due, run_preemptive_stages
-from ytsched.scheduling.satisfaction import RESOURCE_EPSILON
+from ytsched.scheduling.satisfaction import RESOURCE_EPSILON, fits
 from ytsched.scheduling.state import ScheduledOperation, TreeState
 
 if TYPE_CHECKING:
@@ -613,15 +613,15 @@ class Scheduler:
         """Allocations the node no longer runs are lost (their jobs return to pending);
         allocations whose jobs the pool trees ended are aborted on the node."""
         allocations = node.allocations
-        if len(running) == len(allocations):
-            # The common case, without building a set: the same ids (as many, all known),
-            # every job still running.
-            for job_id in running:
-                if job_id not in allocations:
-                    break
-            else:
-                if not node.ended_watch.ended:  # ``node.any_job_ended``
-                    return  # every allocation runs and is reported: nothing to do
+        # The common case, without building a set: the same ids (as many, all known), every
+        # job still running (``node.any_job_ended`` false): nothing to do.  ``all`` over
+        # ``map`` runs the membership tests in C, stopping at the first unknown id.
+        if (
+            len(running) == len(allocations)
+            and all(map(allocations.__contains__, running))
+            and not node.ended_watch.ended
+        ):
+            return
         reported = set(running)
         for allocation in list(node.allocations.values()):
             if allocation.job.state is not JobState.RUNNING:

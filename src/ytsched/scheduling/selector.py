@@ -37,26 +37,47 @@ the stage.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ytsched.extensions import load_extension
+from ytsched.resources import Vector
 
 if TYPE_CHECKING:
     from ytsched.scheduling._selector import NativeSelector
+    from ytsched.scheduling.satisfaction import ShareView
     from ytsched.scheduling.state import ElementState
 
 
-def _load_native_selector() -> type[NativeSelector]:
-    """The compiled heaps (``YTSCHED_SELECTOR_LIBRARY`` loads another build of them, see
-    :mod:`ytsched.extensions`)."""
-    module = load_extension(
-        "ytsched.scheduling._selector", "YTSCHED_SELECTOR_LIBRARY", "the native selector"
-    )
-    selector_type: type[NativeSelector] = module.NativeSelector
-    return selector_type
+_NATIVE = load_extension(
+    "ytsched.scheduling._selector", "YTSCHED_SELECTOR_LIBRARY", "the native selector"
+)
+"""The compiled heaps (``YTSCHED_SELECTOR_LIBRARY`` loads another build of them, see
+:mod:`ytsched.extensions`) and the usage sums that feed them (``src/native/usage_sums.cpp``)."""
 
+_NATIVE_SELECTOR: type[NativeSelector] = _NATIVE.NativeSelector
 
-_NATIVE_SELECTOR = _load_native_selector()
+add_usage: Callable[[ElementState, Vector], None] = _NATIVE.add_usage
+"""``add_usage(element, delta)``: ``usage += delta`` on ``element`` and every ancestor, each
+sum as the interpreter computes it (``src/native/usage_sums.cpp``)."""
+
+scan: Callable[..., tuple[int, Vector]] = _NATIVE.scan
+"""The preemptible lists' classification loop (``preemptible._scan``)."""
+
+vadd: Callable[[Vector, Vector], Vector] = _NATIVE.vadd
+""":func:`ytsched.resources.vadd` natively (the same five sums in order)."""
+
+vsub: Callable[[Vector, Vector], Vector] = _NATIVE.vsub
+""":func:`ytsched.resources.vsub` natively (the same five differences in order)."""
+
+vneg: Callable[[Vector], Vector] = _NATIVE.vneg
+"""``(-v[0], ..., -v[4])`` natively."""
+
+fits: Callable[[Vector, Vector], bool] = _NATIVE.fits
+"""``satisfaction.fits``."""
+
+local_satisfaction: Callable[[ShareView, Vector], float] = _NATIVE.local_satisfaction
+"""``ShareView.local_satisfaction(view, usage)`` (its body)."""
 
 
 class SelectorNode:

@@ -26,7 +26,8 @@ from ytsched.pooltree.tree import PoolTree
 from ytsched.resources import Vector
 from ytsched.scheduling.preemptible import PreemptibleList, PreemptionBounds
 from ytsched.scheduling.satisfaction import ShareView
-from ytsched.scheduling.selector import Selector, SelectorNode
+from ytsched.scheduling.selector import Selector, SelectorNode, add_usage
+from ytsched.scheduling.selector import local_satisfaction as native_local_satisfaction
 from ytsched.scheduling.starvation import (
     PreemptionPriority,
     SchedulableStatus,
@@ -286,23 +287,16 @@ class TreeState:
     def apply_usage_delta(self, op: ScheduledOperation, delta: Vector) -> None:
         """Live usage of ``op`` (and its ancestors) changed by ``delta``.
 
-        Runs for every start and end of an allocation, so it is written out: the operation's
-        new usage is kept for its satisfaction (:meth:`ElementState.update_local_sat`
-        inline), and the regular selector is refreshed only when that satisfaction changed
-        (the same test :meth:`Selector.refresh` starts with); the preemptive selectors' loop
-        runs only for an operation that has places there.  The same additions on the same
-        elements and the same sifts as before."""
-        d0, d1, d2, d3, d4 = delta
+        Runs for every start and end of an allocation: the walk up the ancestors is native
+        (:func:`~ytsched.scheduling.selector.add_usage`, the same additions in the same
+        order), the operation's new usage is kept for its satisfaction
+        (:meth:`ElementState.update_local_sat` inline), and the regular selector is refreshed
+        only when that satisfaction changed (the same test :meth:`Selector.refresh` starts
+        with); the preemptive selectors' loop runs only for an operation that has places
+        there."""
         own = op.element
-        u = own.usage
-        usage = (u[0] + d0, u[1] + d1, u[2] + d2, u[3] + d3, u[4] + d4)
-        own.usage = usage
-        element = own.parent
-        while element is not None:
-            u = element.usage
-            element.usage = (u[0] + d0, u[1] + d1, u[2] + d2, u[3] + d3, u[4] + d4)
-            element = element.parent
-        sat = own.view.local_satisfaction(usage)
+        add_usage(own, delta)
+        sat = native_local_satisfaction(own.view, own.usage)  # ``ShareView.local_satisfaction``
         own.local_sat = sat
         node = own.node
         if node is not None:
