@@ -432,7 +432,7 @@ def _unchanged(
     op: ScheduledOperation,
     entry: TreeOperation,
     record: OperationRecord,
-    context: tuple[ElementState, tuple[object, ...], list[ElementState]],
+    context: _PoolContext,
     row: int,
     blob: bytes,
     fifo_indexes: list[int | None],
@@ -448,21 +448,26 @@ def _unchanged(
     the same 200 bytes the slice would hold) and of :func:`_operation` (``op`` was built from
     that template for the same operation, entry and record), with the pool's key by identity
     (an equal key that is another object takes the general path, which compares by value).
+    The key's spec and limits ids are tested as identity of the objects
+    ``settings.anchors`` keeps (:func:`_settings` builds both from the same entry, and a
+    live object's id is another live object's only if it is that object): the same test
+    without two ``id`` calls.
     What follows is :func:`live_inputs`, :func:`_reset` and the rest of :func:`_operation`,
     written out."""
     template = record.template
     if template is None or op.template is not template:
         return None
     operation = entry.operation
-    parent, pool_key, limited = context
-    key = template.settings.key
+    parent, pool_key, limited, _ = context
+    settings = template.settings
+    anchors = settings.anchors
     if not (
         op.entry is entry
         and op.operation is operation
         and op.record is record
-        and key[0] is pool_key
-        and key[1] == id(operation.spec)
-        and key[2] == id(entry.resource_limits)
+        and settings.key[0] is pool_key
+        and anchors[1] is operation.spec
+        and anchors[2] is entry.resource_limits
         and template.fifo_index == fifo_indexes[row]
         and blob.startswith(template.shares, row * _SHARES_SIZE)
     ):
@@ -501,7 +506,7 @@ def _unchanged(
     op.static_priority = _NO_PRIORITY
     if op.preemptive_nodes:  # else the op's own empty list, as good as a new one
         op.preemptive_nodes = []
-    op.limited = [element, *limited] if template.settings.specified_limits is not None else limited
+    op.limited = [element, *limited] if settings.specified_limits is not None else limited
     record.allocations.publish(template.bounds)
     return op
 
@@ -686,6 +691,12 @@ def _pool_elements(
     return root, elements, pools, limited
 
 
+_PoolContext = tuple[ElementState, tuple[object, ...], list[ElementState], list[ScheduledOperation]]
+"""Per pool with operations, in :func:`build_tree_state`: its element, :func:`_pool_key`,
+``limited`` chain and its list of operations in ``by_pool`` (held here to save a lookup per
+operation)."""
+
+
 def build_tree_state(
     tree: PoolTree,
     result: UpdateResult,
@@ -735,8 +746,7 @@ def build_tree_state(
 
     operations: dict[str, ScheduledOperation] = {}
     by_pool: dict[str, list[ScheduledOperation]] = {}
-    contexts: dict[str, tuple[ElementState, tuple[object, ...], list[ElementState]]] = {}
-    """Per pool with operations: its element, :func:`_pool_key` and ``limited`` chain."""
+    contexts: dict[str, _PoolContext] = {}
     computed_operations = result.operations
     blob = keys.blob if keys is not None else b""
     fifo_indexes = keys.fifo_indexes if keys is not None else []
@@ -771,9 +781,10 @@ def build_tree_state(
             if known == pool_key:
                 pool_key = known  # the same object: operations' keys then compare by identity
             pool_keys[pool_name] = pool_key
-            context = (parent, pool_key, limited[pool_name])
+            children: list[ScheduledOperation] = []
+            by_pool[pool_name] = children
+            context = (parent, pool_key, limited[pool_name], children)
             contexts[pool_name] = context
-            by_pool[pool_name] = []
         old = reusable.get(op_id)
         op = (
             _unchanged(old, entry, record, context, row, blob, fifo_indexes, starvation)
@@ -800,7 +811,7 @@ def build_tree_state(
         element = op.element
         elements[op_id] = element
         operations[op_id] = op
-        by_pool[pool_name].append(op)
+        context[3].append(op)
         if fused:
             steps.run(op)
     if previous is not None:
