@@ -332,7 +332,10 @@ def to_snapshot(
     by this call's; see :func:`_memoized_usage`, :func:`_spec_inputs` and :func:`pool_spec`).
 
     ``spec_memo`` is used only with ``memo`` (an operation whose spec is reused keeps its
-    usage memo entry as it was)."""
+    usage memo entry as it was).  A spec is reused on its inputs alone, whatever the usage
+    memo holds: equal inputs give an equal usage (:func:`_spec_inputs`), and an operation
+    with no usage memo entry (a caller that passes a new ``memo``) gets one the next time
+    its spec is built (:func:`_memoized_usage` sums from scratch then)."""
     fresh_pools: PoolSpecMemo | None = None if pool_memo is None else {}
     pools = [pool_spec(pool, pool_memo, fresh_pools) for pool in tree.root.descendants()]
     if pool_memo is not None and fresh_pools is not None:
@@ -368,10 +371,8 @@ def to_snapshot(
                     and inputs[5] == entry.running
                     and inputs[6] == operation.state
                 ):
-                    known_usage = memo.get(op_id)
-                    if known_usage is not None and known_usage[0] is operation:
-                        operations.append(known[4])
-                        continue
+                    operations.append(known[4])
+                    continue
             inputs = _spec_inputs(entry)
         limits = (
             entry.resource_limits.limits_vector()
