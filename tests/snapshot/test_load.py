@@ -265,3 +265,38 @@ def test_valid_integral_pools_load() -> None:
         )
     )
     assert snapshot.pools[1].integral_guarantees.guarantee_type.value == "burst"
+
+
+@pytest.mark.parametrize(
+    ("field", "where"),
+    [
+        ("mode", "mode"),
+        ("fifo_sort_parameters", "fifo_sort_parameters"),
+        ("integral_guarantees", "guarantee_type"),
+        ("weight", "weight"),
+    ],
+)
+def test_deeply_nested_values_get_a_short_error(field: str, where: str) -> None:
+    """A value nested deeper than ``repr`` can go (the hostile-file fuzz found this for
+    ``mode``: the enum's own ValueError raised RecursionError while quoting it) gets the
+    field's ordinary error with a bounded quote of the value."""
+    deep: Any = "x"
+    for _ in range(5000):
+        deep = [deep]
+    value: Any = deep
+    if field == "fifo_sort_parameters":
+        value = [deep]
+    elif field == "integral_guarantees":
+        value = {"guarantee_type": deep}
+    document = {
+        "total_resource_limits": {"cpu": 10},
+        "elements": [
+            {"type": "pool", "name": "<Root>", "parent": None},
+            {"type": "pool", "name": "a", "parent": "<Root>", field: value},
+        ],
+    }
+    with pytest.raises(SnapshotError) as caught:
+        parse_snapshot(document)
+    assert caught.value.code == "InvalidElement"
+    assert where in str(caught.value)
+    assert len(str(caught.value)) < 300

@@ -11,9 +11,11 @@ field (``element 'pool7' (#12): weight: expected a positive number, got -1``).
 from __future__ import annotations
 
 import math
+import reprlib
 from collections.abc import Mapping
 from dataclasses import fields
-from typing import Any
+from enum import Enum
+from typing import Any, TypeVar
 
 from ytsched.errors import SnapshotError
 from ytsched.fairshare.model import (
@@ -227,7 +229,8 @@ def _parse_elements(
             operations.append(_parse_operation(raw, where))
         else:
             raise SnapshotError(
-                "InvalidElement", f"{where}: 'type' must be 'pool' or 'operation', got {kind!r}"
+                "InvalidElement",
+                f"{where}: 'type' must be 'pool' or 'operation', got {_shown(kind)}",
             )
     _validate_integral_nesting(pools)
     _validate_parents(pools, operations)
@@ -256,9 +259,33 @@ def _parse_elements(
     )
 
 
+_SHOWN = reprlib.Repr()
+_SHOWN.maxlevel = 3
+_SHOWN.maxstring = 40
+_SHOWN.maxother = 40
+
+
 def _shown(value: Any) -> str:
-    text = repr(value)
+    """A bounded ``repr`` of an input value for an error message: ``reprlib`` stops at a
+    depth of 3, so a hostile, deeply nested value cannot make the message itself fail
+    (``repr`` of a list nested 1,000 deep raises RecursionError)."""
+    text = _SHOWN.repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+_E = TypeVar("_E", bound=Enum)
+
+
+def _choice(kind: type[_E], raw: Any, what: str, expected: str) -> _E:
+    """``kind(raw)`` for a string-valued enum, or an ``InvalidElement`` error naming ``what``
+    and the ``expected`` values (an enum's own ValueError would ``repr`` any value, however
+    deep)."""
+    if isinstance(raw, str):
+        try:
+            return kind(raw)
+        except ValueError:
+            pass
+    raise SnapshotError("InvalidElement", f"{what}: expected {expected}, got {_shown(raw)}")
 
 
 def _finite_totals(totals: Vector, what: str) -> Vector:
@@ -400,7 +427,9 @@ def _check_fields(raw: Mapping[str, Any], allowed: set[str], where: str) -> None
 
 def _weight(raw: Any, where: str) -> float:
     if isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw):
-        raise SnapshotError("InvalidElement", f"{where}: weight: expected a number, got {raw!r}")
+        raise SnapshotError(
+            "InvalidElement", f"{where}: weight: expected a number, got {_shown(raw)}"
+        )
     if not MIN_WEIGHT <= raw <= MAX_WEIGHT:
         raise SnapshotError(
             "InvalidElement",
@@ -423,13 +452,9 @@ def _parse_pool(raw: Mapping[str, Any], where: str) -> PoolSpec:
     parent = raw.get("parent")
     if parent is not None and not isinstance(parent, str):
         raise SnapshotError("InvalidElement", f"{where}: parent: expected a pool name")
-    mode_raw = raw.get("mode", "fair_share")
-    try:
-        mode = SchedulingMode(mode_raw)
-    except ValueError:
-        raise SnapshotError(
-            "InvalidElement", f"{where}: mode: expected 'fair_share' or 'fifo', got {mode_raw!r}"
-        ) from None
+    mode = _choice(
+        SchedulingMode, raw.get("mode", "fair_share"), f"{where}: mode", "'fair_share' or 'fifo'"
+    )
     weight = None if raw.get("weight") is None else _weight(raw["weight"], where)
     strong: dict[int, float] = {}
     guarantees_raw = raw.get("strong_guarantee_resources")
@@ -487,14 +512,14 @@ def _fifo_sort_parameters(raw: Any, where: str) -> tuple[FifoSortParameter, ...]
     result: list[FifoSortParameter] = []
     for item in raw:
         name = "pending_job_count" if item == "pending_allocation_count" else item
-        try:
-            result.append(FifoSortParameter(name))
-        except ValueError:
-            raise SnapshotError(
-                "InvalidElement",
-                f"{where}: fifo_sort_parameters: unknown parameter {item!r}"
-                " (expected weight, start_time or pending_job_count)",
-            ) from None
+        result.append(
+            _choice(
+                FifoSortParameter,
+                name,
+                f"{where}: fifo_sort_parameters: parameter",
+                "weight, start_time or pending_job_count",
+            )
+        )
     return tuple(result)
 
 
@@ -505,14 +530,12 @@ def _integral(raw: Any, where: str) -> IntegralGuarantees:
         raise SnapshotError("InvalidElement", f"{where}: integral_guarantees: expected a map")
     what = f"{where}: integral_guarantees"
     _check_fields(raw, _INTEGRAL_FIELDS, what)
-    kind_raw = raw.get("guarantee_type", "none")
-    try:
-        kind = IntegralGuaranteeType(kind_raw)
-    except ValueError:
-        raise SnapshotError(
-            "InvalidElement",
-            f"{what}: guarantee_type: expected none, burst or relaxed, got {kind_raw!r}",
-        ) from None
+    kind = _choice(
+        IntegralGuaranteeType,
+        raw.get("guarantee_type", "none"),
+        f"{what}: guarantee_type",
+        "none, burst or relaxed",
+    )
     flow = _amounts(raw.get("resource_flow"), f"{what}: resource_flow", 0.0)
     burst = _amounts(
         raw.get("burst_guarantee_resources"), f"{what}: burst_guarantee_resources", 0.0
