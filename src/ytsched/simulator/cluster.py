@@ -33,6 +33,10 @@ from ytsched.resources import Vector
 from ytsched.scheduling.api import FinishedJob, InterruptionReason, JobOutcome
 from ytsched.simulator.scenario import NodeGroup, Scenario, config_error_at
 
+_ABORTED = JobOutcome.ABORTED
+"""A module constant: :meth:`SimNode.end` tests it for every job that ends (an Enum class
+attribute costs ``EnumType.__getattr__``'s slot)."""
+
 
 @dataclass(eq=False, slots=True)
 class SimJob:
@@ -128,7 +132,7 @@ class SimNode:
             self.waiting_count -= 1
         if report:
             error = None
-            if job.outcome is JobOutcome.ABORTED:
+            if job.outcome is _ABORTED:
                 error = (
                     "waiting for resources on the node timed out"
                     if job.waiting
