@@ -30,7 +30,7 @@ from ytsched.config.base import ConfigError
 from ytsched.errors import YtschedError
 from ytsched.pooltree import PoolTrees
 from ytsched.resources import Vector
-from ytsched.scheduling.api import FinishedJob, InterruptionReason, JobOutcome
+from ytsched.scheduling.api import FinishedJob, InterruptionReason, JobOutcome, finished_job
 from ytsched.simulator.scenario import NodeGroup, Scenario, config_error_at
 
 _ABORTED = JobOutcome.ABORTED
@@ -138,9 +138,9 @@ class SimNode:
                     if job.waiting
                     else "interruption timeout expired"
                 )
-            # Positional: (operation_id, job_id, outcome, error, interrupted).
+            # (operation_id, job_id, outcome, error, interrupted), built through the slots.
             self.finished.append(
-                FinishedJob(job.operation_id, job.id, job.outcome, error, job.interrupted)
+                finished_job(job.operation_id, job.id, job.outcome, error, job.interrupted)
             )
 
     def usage(self) -> Vector:
