@@ -7,10 +7,13 @@ from hypothesis import strategies as st
 
 from ytsched.scheduling.api import (
     AbortJob,
+    FinishedJob,
     HeartbeatResponse,
     InterruptionReason,
     InterruptJob,
+    JobOutcome,
     StartJob,
+    finished_job,
     heartbeat_response,
     start_job,
 )
@@ -34,6 +37,22 @@ def test_start_job_is_the_constructor(
     assert built == expected
     assert built.environment == {}
     assert built.environment is not start_job("a", "b", "c", resources, None, None).environment
+
+
+@given(_names, _names, st.sampled_from(JobOutcome), st.none() | _names, st.booleans())
+def test_finished_job_is_the_constructor(
+    operation_id: str, job_id: str, outcome: JobOutcome, error: str | None, interrupted: bool
+) -> None:
+    built = finished_job(operation_id, job_id, outcome, error, interrupted)
+    assert type(built) is FinishedJob
+    assert built == FinishedJob(operation_id, job_id, outcome, error, interrupted)
+    assert hash(built) == hash(FinishedJob(operation_id, job_id, outcome, error, interrupted))
+    try:
+        built.job_id = "other"  # type: ignore[misc]
+    except AttributeError:
+        pass
+    else:
+        raise AssertionError("a built FinishedJob must stay frozen")
 
 
 def test_heartbeat_response_is_the_constructor() -> None:

@@ -53,6 +53,28 @@ class FinishedJob:
     """The job ended because it was asked to interrupt (it finished its work early)."""
 
 
+_set_finished_operation_id = FinishedJob.__dict__["operation_id"].__set__
+_set_finished_job_id = FinishedJob.__dict__["job_id"].__set__
+_set_outcome = FinishedJob.__dict__["outcome"].__set__
+_set_error = FinishedJob.__dict__["error"].__set__
+_set_interrupted = FinishedJob.__dict__["interrupted"].__set__
+
+
+def finished_job(
+    operation_id: str, job_id: str, outcome: JobOutcome, error: str | None, interrupted: bool
+) -> FinishedJob:
+    """``FinishedJob(operation_id, job_id, outcome, error, interrupted)`` through the slots'
+    descriptors, for the simulator, which builds one per job that ends (see
+    :func:`start_job`: the same object, without ``object.__setattr__`` per field)."""
+    report: FinishedJob = _new_object(FinishedJob)
+    _set_finished_operation_id(report, operation_id)
+    _set_finished_job_id(report, job_id)
+    _set_outcome(report, outcome)
+    _set_error(report, error)
+    _set_interrupted(report, interrupted)
+    return report
+
+
 @dataclass(frozen=True, slots=True)
 class NodeHeartbeat:
     """One heartbeat of an exec node."""

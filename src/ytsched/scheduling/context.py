@@ -10,7 +10,7 @@ Preempting and aborting are here too, because they write to the answer.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ytsched.pooltree.operations import JobState, Task
 from ytsched.pooltree.trees import Node
@@ -29,13 +29,22 @@ from ytsched.scheduling.selector import vadd, vsub
 from ytsched.scheduling.state import ElementState, ScheduledOperation, TreeState
 
 
-@dataclass(slots=True)
 class Outbox:
-    """The answer being built."""
+    """The answer being built.
 
-    start: list[StartJob] = field(default_factory=list)
-    interrupt: list[InterruptJob] = field(default_factory=list)
-    abort: list[AbortJob] = field(default_factory=list)
+    A plain slotted class rather than a dataclass: one is built per heartbeat, and the
+    dataclass ``__init__`` calls a ``default_factory`` per list (and tests each argument
+    against its sentinel) where list literals build the same empty lists directly."""
+
+    __slots__ = ("abort", "interrupt", "start")
+
+    def __init__(self) -> None:
+        self.start: list[StartJob] = []
+        self.interrupt: list[InterruptJob] = []
+        self.abort: list[AbortJob] = []
+
+    def __repr__(self) -> str:
+        return f"Outbox(start={self.start!r}, interrupt={self.interrupt!r}, abort={self.abort!r})"
 
 
 @dataclass(eq=False, slots=True)

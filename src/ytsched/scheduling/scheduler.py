@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import gc
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -412,7 +412,8 @@ class Scheduler:
         """
         if state.has_graceful_operations:
             return False
-        failing: list[ScheduledOperation] = []
+        # (An empty tuple, not a list built per heartbeat: most idle heartbeats have none.)
+        failing: Sequence[ScheduledOperation] = ()
         limits = node.resource_limits
         usage = node.usage
         if not fits(usage, limits):

@@ -30,8 +30,12 @@ from ytsched.config.base import ConfigError
 from ytsched.errors import YtschedError
 from ytsched.pooltree import PoolTrees
 from ytsched.resources import Vector
-from ytsched.scheduling.api import FinishedJob, InterruptionReason, JobOutcome
+from ytsched.scheduling.api import FinishedJob, InterruptionReason, JobOutcome, finished_job
 from ytsched.simulator.scenario import NodeGroup, Scenario, config_error_at
+
+_ABORTED = JobOutcome.ABORTED
+"""A module constant: :meth:`SimNode.end` tests it for every job that ends (an Enum class
+attribute costs ``EnumType.__getattr__``'s slot)."""
 
 
 @dataclass(eq=False, slots=True)
@@ -128,15 +132,15 @@ class SimNode:
             self.waiting_count -= 1
         if report:
             error = None
-            if job.outcome is JobOutcome.ABORTED:
+            if job.outcome is _ABORTED:
                 error = (
                     "waiting for resources on the node timed out"
                     if job.waiting
                     else "interruption timeout expired"
                 )
-            # Positional: (operation_id, job_id, outcome, error, interrupted).
+            # (operation_id, job_id, outcome, error, interrupted), built through the slots.
             self.finished.append(
-                FinishedJob(job.operation_id, job.id, job.outcome, error, job.interrupted)
+                finished_job(job.operation_id, job.id, job.outcome, error, job.interrupted)
             )
 
     def usage(self) -> Vector:

@@ -440,11 +440,12 @@ class Simulation:
         levels = self.scheduler.heartbeat_levels()
         previous = self.levels
         self.levels = levels
+        # (Runs after every heartbeat: the dicts are compared once, and only a change is
+        # looked at per tree.)
+        rose = False
         if levels != previous:
             self.levels_version += 1
-        rose = levels != previous and any(
-            level > previous.get(name, 0) for name, level in levels.items()
-        )
+            rose = any(level > previous.get(name, 0) for name, level in levels.items())
         if rose or (force and any(levels.values())):
             self._start_sweep()
         return levels
