@@ -66,11 +66,14 @@ def test_failed_job_reports_exit_code_and_stderr(tmp_path: Path) -> None:
 
 def test_interruption_signal_reaches_the_job(tmp_path: Path) -> None:
     # The job says when its trap is installed: a fixed sleep here raced the shell's start-up on
-    # a loaded machine, and a SIGINT that arrives before the trap ends the shell instead.
+    # a loaded machine, and a SIGINT that arrives before the trap ends the shell instead.  It
+    # then waits in short foreground sleeps: with `sleep 30 & wait`, a SIGINT landing between
+    # the `touch` and the start of `wait` left the trap pending until the 30 s sleep ended, past
+    # the interruption timeout (the job was then killed and reported aborted; seen in CI).
     ready = tmp_path / "trap.ready"
     job = _job(
         tmp_path,
-        f"trap 'echo got-int; exit 0' INT; touch {ready}; sleep 30 & wait",
+        f"trap 'echo got-int; exit 0' INT; touch {ready}; while :; do sleep 0.1; done",
         signal="SIGINT",
     )
     deadline = time.monotonic() + 10
