@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import time
 from pathlib import Path
 
@@ -76,6 +77,30 @@ def test_interruption_signal_reaches_the_job(tmp_path: Path) -> None:
         f"trap 'echo got-int; exit 0' INT; touch {ready}; while :; do sleep 0.1; done",
         signal="SIGINT",
     )
+    deadline = time.monotonic() + 10
+    while not ready.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert ready.exists(), "the job never started"
+    job.interrupt(None, timeout=5, now=time.monotonic())
+    finished = _wait(job)
+    assert finished.outcome == "completed" and finished.interrupted
+    assert "got-int" in finished.stdout
+
+
+def test_interruption_reaches_a_job_whose_agent_ignores_the_signal(tmp_path: Path) -> None:
+    """An agent started in a script's background inherits SIGINT ignored, and an ignored signal
+    survives ``exec`` (a shell cannot even trap it): the job must start with the default action
+    so that its trap still runs."""
+    ready = tmp_path / "trap.ready"
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        job = _job(
+            tmp_path,
+            f"trap 'echo got-int; exit 0' INT; touch {ready}; while :; do sleep 0.1; done",
+            signal="SIGINT",
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
     deadline = time.monotonic() + 10
     while not ready.exists() and time.monotonic() < deadline:
         time.sleep(0.02)

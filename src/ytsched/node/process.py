@@ -15,6 +15,7 @@ an interruption is reported ``interrupted`` (``completed`` on exit 0, else ``abo
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import signal
@@ -36,6 +37,26 @@ def signal_number(name: str | None) -> int:
         if isinstance(number, signal.Signals):
             return int(number)
     return int(signal.SIGTERM)
+
+
+_ASYNC_IGNORED = (int(signal.SIGINT), int(signal.SIGQUIT))
+"""The signals a non-interactive shell ignores for the commands it starts in the background."""
+
+_UNCATCHABLE = (int(signal.SIGKILL), int(signal.SIGSTOP))
+"""Signals whose action cannot be set (they are never ignored either)."""
+
+
+def _default_dispositions(numbers: tuple[int, ...]) -> None:
+    """Reset ``numbers`` to their default action (runs in the job's process before ``exec``).
+
+    An ignored signal stays ignored across ``exec``, and a shell cannot trap a signal that was
+    ignored when it started.  So an agent started in the background of a script (``agent &``:
+    SIGINT and SIGQUIT ignored) would hand that to every job, and a job's interruption signal
+    would never reach it: the job would run into its interruption timeout and be killed.  The
+    job gets the defaults instead, whatever the agent inherited."""
+    for number in numbers:
+        if number not in _UNCATCHABLE:
+            signal.signal(number, signal.SIG_DFL)
 
 
 def kill_group(pgid: int, sig: int = signal.SIGKILL) -> None:
@@ -94,6 +115,10 @@ class JobProcess:
             stdout=self._stdout,
             stderr=self._stderr,
             start_new_session=True,
+            preexec_fn=functools.partial(
+                _default_dispositions,
+                tuple({*_ASYNC_IGNORED, signal_number(interruption_signal)}),
+            ),
         )
         self.pgid = self.process.pid
         record_group(directory, self.pgid)
