@@ -65,23 +65,35 @@ def test_failed_job_reports_exit_code_and_stderr(tmp_path: Path) -> None:
     assert finished.error == "command exited with code 4: broken"
 
 
-def test_interruption_signal_reaches_the_job(tmp_path: Path) -> None:
-    # The job says when its trap is installed: a fixed sleep here raced the shell's start-up on
-    # a loaded machine, and a SIGINT that arrives before the trap ends the shell instead.  It
-    # then waits in short foreground sleeps, so the trap runs within 0.1 s of the signal
-    # whenever it lands.
+def _interrupt_trapping_job(tmp_path: Path, *, agent_ignores_sigint: bool) -> Finished:
+    """Start a job that traps SIGINT (from a parent that ignores SIGINT when asked), interrupt
+    it once its trap is installed, and wait for it to end.
+
+    The job says when its trap is installed: a fixed sleep here raced the shell's start-up on a
+    loaded machine, and a SIGINT that arrives before the trap ends the shell instead.  It then
+    waits in short foreground sleeps, so the trap runs within 0.1 s of the signal whenever it
+    lands."""
     ready = tmp_path / "trap.ready"
-    job = _job(
-        tmp_path,
-        f"trap 'echo got-int; exit 0' INT; touch {ready}; while :; do sleep 0.1; done",
-        signal="SIGINT",
-    )
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if agent_ignores_sigint else None
+    try:
+        job = _job(
+            tmp_path,
+            f"trap 'echo got-int; exit 0' INT; touch {ready}; while :; do sleep 0.1; done",
+            signal="SIGINT",
+        )
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
     deadline = time.monotonic() + 10
     while not ready.exists() and time.monotonic() < deadline:
         time.sleep(0.02)
     assert ready.exists(), "the job never started"
     job.interrupt(None, timeout=5, now=time.monotonic())
-    finished = _wait(job)
+    return _wait(job)
+
+
+def test_interruption_signal_reaches_the_job(tmp_path: Path) -> None:
+    finished = _interrupt_trapping_job(tmp_path, agent_ignores_sigint=False)
     assert finished.outcome == "completed" and finished.interrupted
     assert "got-int" in finished.stdout
 
@@ -90,22 +102,7 @@ def test_interruption_reaches_a_job_whose_agent_ignores_the_signal(tmp_path: Pat
     """An agent started in a script's background inherits SIGINT ignored, and an ignored signal
     survives ``exec`` (a shell cannot even trap it): the job must start with the default action
     so that its trap still runs."""
-    ready = tmp_path / "trap.ready"
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        job = _job(
-            tmp_path,
-            f"trap 'echo got-int; exit 0' INT; touch {ready}; while :; do sleep 0.1; done",
-            signal="SIGINT",
-        )
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    deadline = time.monotonic() + 10
-    while not ready.exists() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert ready.exists(), "the job never started"
-    job.interrupt(None, timeout=5, now=time.monotonic())
-    finished = _wait(job)
+    finished = _interrupt_trapping_job(tmp_path, agent_ignores_sigint=True)
     assert finished.outcome == "completed" and finished.interrupted
     assert "got-int" in finished.stdout
 

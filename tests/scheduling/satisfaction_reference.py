@@ -1,6 +1,5 @@
-"""The Python ``ShareView.local_satisfaction`` and ``fits`` the native ones replaced (their
-bodies as they were in ``satisfaction.py``), kept as the references the tests compare the
-native functions with."""
+"""Plain Python forms of ``ShareView.local_satisfaction`` and ``fits``, the references the
+tests compare the native functions (and any fast form) with."""
 
 from __future__ import annotations
 
@@ -9,51 +8,54 @@ from ytsched.scheduling.satisfaction import INFINITE_SATISFACTION_RATIO, RESOURC
 
 
 def local_satisfaction(view: ShareView, usage: Vector) -> float:
-    """``ComputeLocalSatisfactionRatio`` for a live absolute usage (see ``ShareView``)."""
+    """``ComputeLocalSatisfactionRatio`` for a live absolute usage, as the plain loops of
+    ``ShareView.local_satisfaction`` before its fast forms (round seven's Python, now the
+    native function)."""
     if view.fair_share_is_zero:
         return INFINITE_SATISFACTION_RATIO
-    # Shares are usage / total; usage / (fair x total) is the usage-to-fair ratio.
+    fair = view.fair_share
     amounts = view.fair_amounts
     measured = view.measured
+    over = False
     for index in measured:
         if usage[index] > amounts[index]:
+            over = True
             break
-    else:
-        # Within the fair share everywhere (the common case).
-        if view.all_blocked:
-            fair = view.fair_share
-            ratio = INFINITE_SATISFACTION_RATIO
-            for index in range(5):
-                if fair[index] == 0.0:
-                    r = 1.0
-                elif amounts[index] == 0.0:
-                    r = 0.0
-                else:
-                    r = usage[index] / amounts[index]
-                if r < ratio:
-                    ratio = r
-            return ratio
-        # The measured resources that are not blocked and have a non-zero fair amount
-        # (``ratio_measured``, filtered once per update instead of on every call).
+    if over:
         ratio = 0.0
-        for index in view.ratio_measured:
-            r = usage[index] / amounts[index]
+        for index in measured:
+            f = amounts[index]
+            u = usage[index]
+            if f != 0.0:
+                r = u / f
+            elif u != 0.0:
+                r = INFINITE_SATISFACTION_RATIO
+            else:
+                r = 0.0
             if r > ratio:
+                ratio = r
+        return min(ratio, INFINITE_SATISFACTION_RATIO)
+    if view.all_blocked:
+        ratio = INFINITE_SATISFACTION_RATIO
+        for index in range(5):
+            if fair[index] == 0.0:
+                r = 1.0
+            elif amounts[index] == 0.0:
+                r = 0.0
+            else:
+                r = usage[index] / amounts[index]
+            if r < ratio:
                 ratio = r
         return ratio
     ratio = 0.0
+    blocked = view.blocked
     for index in measured:
         f = amounts[index]
-        u = usage[index]
-        if f != 0.0:
-            r = u / f
-        elif u != 0.0:
-            r = INFINITE_SATISFACTION_RATIO
-        else:
-            r = 0.0
-        if r > ratio:
-            ratio = r
-    return min(ratio, INFINITE_SATISFACTION_RATIO)
+        if not blocked[index] and f != 0.0:
+            r = usage[index] / f
+            if r > ratio:
+                ratio = r
+    return ratio
 
 
 def fits(need: Vector, available: Vector) -> bool:

@@ -7,63 +7,16 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.scheduling.satisfaction_reference import (
+    local_satisfaction as reference_local_satisfaction,
+)
 from ytsched.scheduling.preemptible import (
     PreemptibleList,
     PreemptionBounds,
     PreemptionStatus,
     preemption_level,
 )
-from ytsched.scheduling.satisfaction import INFINITE_SATISFACTION_RATIO, ShareView
-
-
-def reference_local_satisfaction(view: ShareView, usage: tuple[float, ...]) -> float:
-    """``ShareView.local_satisfaction`` as written before round seven (the plain loops)."""
-    if view.fair_share_is_zero:
-        return INFINITE_SATISFACTION_RATIO
-    fair = view.fair_share
-    amounts = view.fair_amounts
-    measured = view.measured
-    over = False
-    for index in measured:
-        if usage[index] > amounts[index]:
-            over = True
-            break
-    if over:
-        ratio = 0.0
-        for index in measured:
-            f = amounts[index]
-            u = usage[index]
-            if f != 0.0:
-                r = u / f
-            elif u != 0.0:
-                r = INFINITE_SATISFACTION_RATIO
-            else:
-                r = 0.0
-            if r > ratio:
-                ratio = r
-        return min(ratio, INFINITE_SATISFACTION_RATIO)
-    if view.all_blocked:
-        ratio = INFINITE_SATISFACTION_RATIO
-        for index in range(5):
-            if fair[index] == 0.0:
-                r = 1.0
-            elif amounts[index] == 0.0:
-                r = 0.0
-            else:
-                r = usage[index] / amounts[index]
-            if r < ratio:
-                ratio = r
-        return ratio
-    ratio = 0.0
-    blocked = view.blocked
-    for index in measured:
-        f = amounts[index]
-        if not blocked[index] and f != 0.0:
-            r = usage[index] / f
-            if r > ratio:
-                ratio = r
-    return ratio
-
+from ytsched.scheduling.satisfaction import ShareView
 
 share = st.sampled_from([0.0, 1e-12, 0.1, 0.25, 0.5, 1.0 / 3.0, 1.0])
 amount = st.sampled_from([0.0, -0.0, 1.0, 2.5, 3.0, 10.0, 48.0, 1e6])

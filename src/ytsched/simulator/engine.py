@@ -718,25 +718,15 @@ class Simulation:
             return
         elapsed = self.now - job.start_time
         operation_id = job.operation_id
+        self._account(job, elapsed)
         record = self.records[operation_id]
-        # ``_account`` inline (the same additions in the same order)
-        used = self.counters.used
-        r = job.resources
-        used[0] += r[0] * elapsed
-        used[1] += r[1] * elapsed
-        used[2] += r[2] * elapsed
-        used[3] += r[3] * elapsed
-        used[4] += r[4] * elapsed
-        record.job_seconds += elapsed
         work = self.works[operation_id]
         if job.interrupted:
             work.attempt_ended(job.task, job.index, elapsed, "interrupted")
             record.interrupted_job_count += 1
             self.counters.jobs_completed_after_interruption += 1
         else:
-            # ``attempt_ended(..., "completed")`` inline: the index's work is whole again
-            task_work = work.tasks[job.task]
-            task_work.remaining[job.index] = task_work.base[job.index]
+            work.attempt_ended(job.task, job.index, elapsed, "completed")
             record.completed_job_count += 1
             self.counters.jobs_completed += 1
         if not self.recording_events:
