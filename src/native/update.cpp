@@ -136,12 +136,20 @@ struct HugePageAllocator {
 
 constexpr int kCpuIndex = 1;
 
-// Subtrees with fewer unbuilt elements than this are built on the caller alone, and smaller
-// trees walk and distribute on the caller too: each of an update's four hand-outs wakes the
-// helper (a futex wake, a context switch on each side), which on the simulator's ~300-element
-// tree (~0.35 ms of work) cost ~15% more process CPU for no shorter wall time (round ten).
-// Tests set 0 to share out every subtree of three or more.
-std::atomic<std::size_t> g_parallel_build_min{512};
+// Subtrees with fewer unbuilt elements than this are built on the caller alone: waking a
+// helper costs more than a few elements.  Tests set 0 to share out every subtree of three or
+// more.
+std::atomic<std::size_t> g_parallel_build_min{64};
+
+// Whole trees with fewer elements than this many times the subtree threshold (512 by default)
+// run every step on the caller alone: each of an update's four hand-outs wakes the helper (a
+// futex wake, a context switch on each side), which on the simulator's ~300-element tree
+// (~0.35 ms of work) cost ~15% more process CPU for no shorter wall time (round ten).  Larger
+// trees keep the subtree threshold for their subtrees (an integral pool's subtree built again
+// is often below 512 elements, and worth sharing out).  One knob for tests: 0 forces both.
+constexpr std::size_t kParallelTreeFactor = 8;
+
+std::size_t parallel_tree_min() { return parallel_build_min() * kParallelTreeFactor; }
 
 // Reading the flat input and writing the results share rows out from this many elements on.
 constexpr std::size_t kMinParallelRows = 4096;
@@ -645,7 +653,7 @@ public:
     void bottom_up_by_subtrees(Visit&& visit) {
         const int threads = engine_threads();
         auto all = [](int) { return true; };
-        if (threads <= 1 || e_.size() < parallel_build_min()) {
+        if (threads <= 1 || e_.size() < parallel_tree_min()) {
             for (int i : postorder(root_, all)) visit(i);
             return;
         }
@@ -1016,7 +1024,8 @@ public:
         const ProfileClock clock;
         const std::vector<int> order = postorder(start, [&](int j) { return !e_[j].prepared; });
         const int threads = engine_threads();
-        if (threads <= 1 || order.size() < parallel_build_min() || order.size() < 3) {
+        if (threads <= 1 || order.size() < parallel_build_min() || order.size() < 3 ||
+            e_.size() < parallel_tree_min()) {
             for (int i : order) {
                 build_functions(i, workers_[0]);
                 e_[i].prepared = true;
@@ -1313,7 +1322,7 @@ public:
             }
         };
         const int threads = engine_threads();
-        if (threads <= 1 || e_.size() < parallel_build_min()) {
+        if (threads <= 1 || e_.size() < parallel_tree_min()) {
             walk(start);
             return;
         }

@@ -139,7 +139,8 @@ struct Errors {
 };
 
 // Updates whose unbuilt subtree has at least this many elements build their functions on the
-// engine's threads (pool.hpp; default 512, tests set 0).
+// engine's threads (pool.hpp; default 64, tests set 0); trees of fewer than eight times as
+// many elements run on the caller alone.
 std::size_t parallel_build_min();
 void set_parallel_build_min(std::size_t elements);
 

@@ -111,7 +111,7 @@ def test_generated_trees_against_reference(
 
 def test_larger_generated_tree_default_thresholds() -> None:
     """The default thresholds on a tree big enough to use them (1,100 elements)."""
-    native.set_parallel_build_min(512)
+    native.set_parallel_build_min(64)
     native.set_parallel_sum_pairs(1 << 19)
     document = generate_tree(100, 1000, depth=4, seed=7, integral_fraction=0.2)
     assert_same_for_thread_counts(document)
@@ -120,7 +120,7 @@ def test_larger_generated_tree_default_thresholds() -> None:
 def test_tree_above_the_row_range_threshold() -> None:
     """More rows than one range (4,096): the element table is constructed and read in ranges
     on both threads, and the distribution and attribute steps split the tree into subtrees."""
-    native.set_parallel_build_min(512)
+    native.set_parallel_build_min(64)
     native.set_parallel_sum_pairs(1 << 19)
     document = generate_tree(300, 4500, depth=4, seed=11, integral_fraction=0.2)
     assert_same_for_thread_counts(document, counts=(2,))
