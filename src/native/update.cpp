@@ -292,7 +292,7 @@ struct alignas(128) WorkerContext {
 // every row's chains, child lists and the workers' scratch buffers was ~8% of an update.
 // Row k's buffers go to row k of the next update (the simulator's trees change little from one
 // update to the next, so most fit without growing).  Only updates of at most kReuseRows
-// elements keep or take them, so what a thread holds stays small (~1 MB at most); buffers are
+// elements keep or take them, so a thread holds at most one small tree's buffers; buffers are
 // cleared when taken, so a reused one holds no values, only capacity.
 constexpr std::size_t kReuseRows = 2048;
 
