@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.scheduling.test_preemptible import allocation, bounds
+from tests.scheduling.test_preemptible import allocation, bounds, live_state
 from tests.simulator.test_fast_paths import _random_document
 from ytsched.pooltree.operations import Job, JobState, Operation
 from ytsched.pooltree.snapshot import UsageMemo, _memoized_usage, task_figures
@@ -291,23 +291,19 @@ def test_random_scenarios_reuse_and_end_jobs_outside_heartbeats() -> None:
 # --- preemptible lists: a skipped publication is the publication ------------------------------
 
 
-def _state(items: PreemptibleList) -> Any:
-    """Order, boundaries and cumulative usages (not ``total``, kept by deltas, not
-    recomputed by a publication)."""
-    return _preemptible(items)[:6]
-
-
-def _fresh(items: PreemptibleList, published: PreemptionBounds | None) -> PreemptibleList:
-    """The same live allocations appended to a new list, published from scratch."""
+def _fresh(items: PreemptibleList, published: PreemptionBounds | None) -> Any:
+    """``live_state`` of the same live allocations appended to a new list, published from
+    scratch (taken before the allocations' indexes into ``items`` are restored)."""
     fresh = PreemptibleList()
     alive = list(items)
     indices = [a.list_index for a in alive]
     for a in alive:
         fresh.append(a)
     fresh.publish(published)
+    state = live_state(fresh)
     for a, index in zip(alive, indices, strict=True):
         a.list_index = index
-    return fresh
+    return state
 
 
 @settings(max_examples=150, deadline=None)
@@ -351,15 +347,15 @@ def test_publishing_the_same_bounds_again_is_a_no_op_only_when_nothing_changed(
                 items.usage_decreased(a, delta)  # type: ignore[arg-type]
         elif action == "publish":
             items.publish(published)
-            assert _state(items) == _state(_fresh(items, published))
+            assert live_state(items) == _fresh(items, published)
         else:
             items.publish(other)
             items.publish(published)
-            assert _state(items) == _state(_fresh(items, published))
+            assert live_state(items) == _fresh(items, published)
     items.publish(published)
-    again = _state(items)
+    again = live_state(items)
     items.publish(published)
-    assert _state(items) == again == _state(_fresh(items, published))
+    assert live_state(items) == again == _fresh(items, published)
 
 
 # --- operations' usages in the engine input ---------------------------------------------------

@@ -75,6 +75,26 @@ def statuses(items: PreemptibleList, allocations: list[Allocation]) -> list[Pree
     return [items.status(a) for a in allocations]
 
 
+def live_state(items: PreemptibleList) -> tuple[object, ...]:
+    """A preemptible list as its classification sees it: the live allocations in order with
+    their statuses, each boundary as the number of live allocations before it, the prefix
+    sums by ``repr``.  Holes (removed allocations not yet compacted away) do not show: they
+    add nothing to a sum and move no status.  Also checks that the boundaries stand where a
+    scan from scratch stops: never just after a hole, except at the end of the list (see
+    ``PreemptibleList.publish``)."""
+    raw = items._items
+    for boundary in (items._b1, items._b2):
+        assert boundary in (0, len(raw)) or raw[boundary - 1] is not None
+    alive = list(items)
+    return (
+        [(a.id, items.status(a)) for a in alive],
+        sum(1 for a in alive if a.list_index < items._b1),
+        sum(1 for a in alive if a.list_index < items._b2),
+        repr(items._cum1),
+        repr(items._cum2),
+    )
+
+
 def test_prefix_rule_with_unit_allocations() -> None:
     # fair share 5 of 10: cumulative usage before allocation i is i.  Non-preemptible while
     # i/10 < 0.2 * 0.5, aggressively preemptible while i/10 < 0.5, then preemptible.

@@ -14,7 +14,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.scheduling.test_preemptible import allocation
+from tests.scheduling.test_preemptible import allocation, live_state
 from ytsched.resources import Vector
 from ytsched.scheduling.nodes import Allocation
 from ytsched.scheduling.preemptible import PreemptibleList, PreemptionBounds
@@ -63,29 +63,15 @@ step = st.one_of(
 )
 
 
-def _state(items: PreemptibleList) -> tuple[object, ...]:
-    """Statuses, boundaries as indices among live allocations, prefix sums by ``repr``."""
-    alive = list(items)
-    live_b1 = sum(1 for a in alive if a.list_index < items._b1)
-    live_b2 = sum(1 for a in alive if a.list_index < items._b2)
-    return (
-        [items.status(a) for a in alive],
-        live_b1,
-        live_b2,
-        repr(items._cum1),
-        repr(items._cum2),
-    )
-
-
 def _from_scratch(alive: list[Allocation], bounds: PreemptionBounds | None) -> tuple[object, ...]:
-    """:func:`_state` of a new list of ``alive`` with ``bounds`` published (the allocations'
-    indexes into the list under test are restored afterwards)."""
+    """``live_state`` of a new list of ``alive`` with ``bounds`` published (the
+    allocations' indexes into the list under test are restored afterwards)."""
     indexes = [a.list_index for a in alive]
     fresh = PreemptibleList()
     for a in alive:
         fresh.append(a)
     fresh.publish(bounds)
-    state = _state(fresh)
+    state = live_state(fresh)
     for a, index in zip(alive, indexes, strict=True):
         a.list_index = index
     return state
@@ -126,10 +112,10 @@ def test_published_lists_equal_a_publication_from_scratch(
         assert list(items) == alive
         if published is not None and not items._changed:
             # Not ``_changed``: the state is exactly that of a publication from scratch.
-            assert _state(items) == _from_scratch(alive, published)
+            assert live_state(items) == _from_scratch(alive, published)
     items.publish(published)
     if published is not None:
-        assert _state(items) == _from_scratch(alive, published)
+        assert live_state(items) == _from_scratch(alive, published)
 
 
 def test_fractional_usage_turns_exact_sums_off() -> None:

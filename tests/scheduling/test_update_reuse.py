@@ -18,7 +18,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.scheduling.test_preemptible import TOTAL, allocation, bounds
+from tests.scheduling.test_preemptible import TOTAL, allocation, bounds, live_state
 from ytsched.pooltree.operations import JobState
 from ytsched.resources import ZERO, Vector, vadd
 from ytsched.scheduling.nodes import Allocation
@@ -107,17 +107,6 @@ def test_scan_with_all_resources_blocked_and_zero_totals() -> None:
                 assert (got[0], repr(got[1])) == (expected[0], repr(expected[1]))
 
 
-def _state(items: PreemptibleList) -> Any:
-    return (
-        [(a.id, a.list_index) if a is not None else None for a in items._items],
-        items._b1,
-        items._b2,
-        repr(items._cum1),
-        repr(items._cum2),
-        items._dead,
-    )
-
-
 def _from_scratch(items: PreemptibleList, published: PreemptionBounds) -> Any:
     fresh = PreemptibleList()
     alive = list(items)
@@ -127,7 +116,7 @@ def _from_scratch(items: PreemptibleList, published: PreemptionBounds) -> Any:
     fresh.bounds = None  # force the reclassification
     fresh._changed = True
     fresh.publish(published)
-    state = _state(fresh)
+    state = live_state(fresh)
     for a, index in zip(alive, indices, strict=True):
         a.list_index = index
     return state
@@ -138,7 +127,7 @@ def _from_scratch(items: PreemptibleList, published: PreemptionBounds) -> Any:
     st.lists(st.tuples(_SIZES, st.sampled_from(["append", "end_late", "end_any"])), max_size=50),
     st.sampled_from([0.05, 0.1, 0.3, 0.5]),
 )
-def test_appends_and_late_removals_keep_the_published_state(
+def test_appends_and_late_removals_keep_the_publishedlive_state(
     steps: list[tuple[float, str]], fair: float
 ) -> None:
     """After appends and removals at or after the second boundary the list holds what a
@@ -169,9 +158,9 @@ def test_appends_and_late_removals_keep_the_published_state(
             expected = _from_scratch(items, published)
             items.publish(published)
             assert not items._changed
-            assert _state(items) == expected
+            assert live_state(items) == expected
     items.publish(published)
-    assert _state(items) == _from_scratch(items, published)
+    assert live_state(items) == _from_scratch(items, published)
 
 
 def test_bounds_do_not_depend_on_the_usage_share() -> None:

@@ -818,10 +818,12 @@ def build_tree_state(
         # After the build: the objects reused from it (``_reset``) are left alone.
         previous.dispose(keep=operations)
 
-    for stale in [name for name in records if name not in operations]:
-        records[stale].allocations.publish(None)
-        if not len(records[stale].allocations):
-            del records[stale]
+    # Every operation built has its record: with as many records, none is stale.
+    if len(records) != len(operations):
+        for stale in [name for name in records if name not in operations]:
+            records[stale].allocations.publish(None)
+            if not len(records[stale].allocations):
+                del records[stale]
 
     _build_children(tree, pools, root, by_pool, config)
     if not fused:
@@ -865,6 +867,7 @@ def build_tree_state(
         preemptive_selectors=preemptive_selectors(root, priority_operations),
         has_graceful_operations=has_graceful,
         limited_elements=limited_elements,
+        composites=[root, *pool_elements],
         pool_keys=pool_keys,
     )
 

@@ -231,6 +231,7 @@ class AsideBuild:
             preemptive_selectors=preemptive_selectors(root, self._priority_operations),
             has_graceful_operations=any(op.graceful for op in operations.values()),
             limited_elements=[e for e in elements.values() if e.specified_limits is not None],
+            composites=[root, *(element for _, element in pools)],
             pool_keys=pool_keys,
         )
 

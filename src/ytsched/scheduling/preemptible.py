@@ -333,7 +333,7 @@ class PreemptibleList:
         """New fair share (or none): reclassify everything.
 
         Publishing the very bounds object already published, when the list is not
-        ``_changed``, only compacts: the list then holds exactly what a reclassification
+        ``_changed``, does nothing: the list then holds exactly what a reclassification
         from scratch computes.  That reclassification is a function of the allocations'
         usages in order and of the bounds alone: ``b1`` is the first index whose prefix sum
         (a left fold from ``ZERO``, holes skipped) is not below the aggressive bound, ``cum1``
@@ -350,17 +350,24 @@ class PreemptibleList:
         classification relies on that already).  While the list is :attr:`_exact`, that
         subtraction is exact too and sets nothing, and a publication of other bounds starts
         from the boundaries it has (:meth:`_restart`) instead of from the first allocation.
+
+        A publication leaves the holes of removed allocations where they are (only
+        :meth:`remove` compacts, once they are more than half of the list): a hole adds
+        nothing to a prefix sum, so the first index whose prefix sum is not below a bound
+        is never one just after a hole (the sum there was already not below one index
+        earlier), except the end of the list; the boundaries are therefore the same
+        positions among the live allocations with or without the holes, and every status
+        is the same.  Holes stay between publications anyway (every rule above holds with
+        them, ``tests/scheduling/test_preemptible_restart.py`` checks after every step); a
+        compaction at each publication renumbered every allocation after the first hole,
+        for each list that lost one since the last update.
         """
         if bounds is self.bounds and not self._changed:
-            if self._dead:  # the call only when there is work (most lists: none)
-                self._compact()
             return
         if self._exact and not self._changed and bounds is not None and self.bounds is not None:
-            self._compact()
             self._restart(bounds)
             return
         self.bounds = bounds
-        self._compact()
         self._b1 = self._b2 = 0
         self._cum1 = self._cum2 = ZERO
         self._advance()
@@ -381,8 +388,8 @@ class PreemptibleList:
         therefore scanned for from the furthest known boundary whose sum is below the new
         aggressive bound (from the first allocation when none is), and the new
         aggressively preemptible boundary from the furthest of that boundary and the old
-        one whose sum is below the new bound.  The caller compacts first, as a publication
-        from scratch does (holes add nothing to the sums)."""
+        one whose sum is below the new bound.  Holes add nothing to the sums, so the list
+        need not be compacted first (see :meth:`publish`)."""
         self.bounds = bounds
         items = self._items
         count = len(items)

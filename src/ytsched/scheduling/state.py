@@ -231,6 +231,9 @@ class TreeState:
     has_graceful_operations: bool
     limited_elements: list[ElementState]
     """Pools and operations with specified ``resource_limits``."""
+    composites: list[ElementState]
+    """The root's and the pools' elements: every element that is not an operation's (those
+    are the :attr:`operations`' elements), for :meth:`dispose`."""
     pool_keys: dict[str, tuple[object, ...]] = field(default_factory=dict)
     """Per pool with operations, the settings-key part of its operations (see
     ``post_update._pool_key``), handed on to the next state: an unchanged part is passed on
@@ -259,18 +262,11 @@ class TreeState:
             selector.dispose()
         if per_slice is not None:
             yield
+        # Every element is a composite or an operation's: the operations reused by the new
+        # state (the very objects, with their elements) are skipped in one lookup each.
         count = 0
-        for element in self.elements.values():
-            if element.is_operation:
-                reused = kept.get(element.name)
-                if reused is not None and reused.element is element:
-                    continue
-            element.parent = None
-            element.children = []
-            element.node = None
-            element.operation = None
-            element.lowest_starving = None
-            element.lowest_aggressively_starving = None
+        for element in self.composites:
+            _detach(element)
             count += 1
             if count == per_slice:
                 count = 0
@@ -278,8 +274,13 @@ class TreeState:
         for name, op in self.operations.items():
             if kept.get(name) is op:
                 continue
+            _detach(op.element)
             op.preemptive_nodes = []
             op.limited = []
+            count += 1
+            if count == per_slice:
+                count = 0
+                yield
 
     def any_limits_violated(self) -> bool:
         return any(element.limits_violated() for element in self.limited_elements)
@@ -323,6 +324,16 @@ class TreeState:
                 selector.activate(node)
             else:
                 selector.deactivate(node)
+
+
+def _detach(element: ElementState) -> None:
+    """Break an element's references into its state (see :meth:`TreeState.dispose`)."""
+    element.parent = None
+    element.children = []
+    element.node = None
+    element.operation = None
+    element.lowest_starving = None
+    element.lowest_aggressively_starving = None
 
 
 _RUNNING = OperationState.RUNNING
