@@ -68,6 +68,19 @@ def update_options(config: TreeConfig) -> UpdateOptions:
     )
 
 
+def tree_update_options(tree: PoolTree) -> UpdateOptions:
+    """:func:`update_options` of the tree's config, the same object while the config is (tree
+    configs are frozen models: a change replaces the object; ``UpdateOptions`` is frozen too,
+    and the flat builder then skips checking it again)."""
+    config = tree.config
+    known = tree.update_options_memo
+    if known is not None and known[0] is config:
+        return known[1]
+    options = update_options(config)
+    tree.update_options_memo = (config, options)
+    return options
+
+
 def _integral(config: PoolConfig) -> IntegralGuarantees:
     integral = config.integral_guarantees
     return IntegralGuarantees(
@@ -500,7 +513,7 @@ def to_snapshot(
         total_resource_limits=total,
         pools=pools,
         operations=operations,
-        options=update_options(tree.config),
+        options=tree_update_options(tree),
         now=now,
         previous_update_time=previous_update_time,
     )

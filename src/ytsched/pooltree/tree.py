@@ -20,7 +20,7 @@ from ytsched.config.base import parse_config, patched
 from ytsched.config.pool import PoolConfig
 from ytsched.config.strategy import StrategyConfig
 from ytsched.config.tree import ROOT_POOL_NAME, TreeConfig
-from ytsched.fairshare.model import TreeSnapshot
+from ytsched.fairshare.model import TreeSnapshot, UpdateOptions
 from ytsched.fairshare.update import UpdateResult
 from ytsched.pooltree import admission, counters, orchid, snapshot
 from ytsched.pooltree.ephemeral import (
@@ -68,6 +68,8 @@ class PoolTree:
         """Pools' engine inputs derived from their configs at the last update (likewise)."""
         self.operation_spec_memo: snapshot.SpecMemo = {}
         """Operations' engine inputs at the last update, reused when unchanged (likewise)."""
+        self.update_options_memo: tuple[TreeConfig, UpdateOptions] | None = None
+        """The config of the last update and its engine switches (``snapshot``)."""
         self.operation_inputs = OperationInputs()
         """The operations' specs at the last update and the operations marked changed since
         (``snapshot.to_snapshot`` rebuilds only theirs)."""
