@@ -4,28 +4,34 @@ nothing happened to keeps its very spec object."""
 
 from __future__ import annotations
 
+import contextlib
+
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.pooltree.helpers import scheduler, vanilla
 from ytsched.pooltree import PoolTrees, snapshot
+from ytsched.pooltree.errors import SchedulerError
 from ytsched.pooltree.operations import OperationState
 
+_ACTIONS_LIST = [
+    "start",
+    "complete",
+    "abort",
+    "fail",
+    "release",
+    "weight",
+    "limits",
+    "pool",
+    "swap",
+    "abort_operation",
+    "arrive",
+    "rename",
+    "state",
+]
 _ACTIONS = st.tuples(
-    st.sampled_from(
-        [
-            "start",
-            "complete",
-            "abort",
-            "fail",
-            "release",
-            "weight",
-            "limits",
-            "pool",
-            "swap",
-            "abort_operation",
-        ]
-    ),
+    st.sampled_from(_ACTIONS_LIST),
     st.integers(min_value=0, max_value=5),
     st.integers(min_value=0, max_value=50),
 )
@@ -46,7 +52,22 @@ def _trees() -> PoolTrees:
 
 
 def _apply(trees: PoolTrees, action: str, pick: int, value: int, now: float) -> None:
-    operation = trees.operations[f"op{pick}"]
+    if action == "arrive":
+        # A new operation (appended to the tree's operations) or, for a finished id, none.
+        name = f"new{pick}-{value}"
+        if name not in trees.operations:
+            trees.start_operation(name, user="u", spec=vanilla("ab"[value % 2], jobs=4), now=now)
+        return
+    if action == "rename":
+        # Pools renamed under their operations (their parent names change).
+        tree = trees.tree("physical")
+        old, new = ("a", "c") if "c" not in tree.pools else ("c", "a")
+        with contextlib.suppress(SchedulerError):  # "a" became ephemeral meanwhile
+            tree.rename_pool(old, new, now=now)
+        return
+    operation = trees.operations.get(f"op{pick}")
+    if operation is None:
+        return
     if operation.state is not OperationState.RUNNING:
         return
     running = list(operation.running_jobs.values())
@@ -73,6 +94,9 @@ def _apply(trees: PoolTrees, action: str, pick: int, value: int, now: float) -> 
         if running and task.waiting:
             trees.complete_job(operation.id, running[value % len(running)].id, now=now)
             operation.start_job(task.name, now, tree="physical")
+    elif action == "state":
+        # The operation's state alone (the tree's entry still says running): pending.
+        operation.set_tree_state("physical", "pending", now, "test")
     elif action == "abort_operation":
         trees.abort_operation(operation.id, now=now)
     elif running:
@@ -131,3 +155,21 @@ def test_memos_drop_operations_that_left() -> None:
     assert set(tree.usage_memo) == set(tree.operations) == set(tree.operation_spec_memo)
     assert "op9" in new and "op0" not in new
     assert new["op1"] is old["op1"]
+
+
+@pytest.mark.parametrize("action", _ACTIONS_LIST)
+def test_each_change_alone_reaches_the_snapshot(action: str) -> None:
+    """One change between two updates, to an operation with running jobs: the next snapshot,
+    which visits only the operations marked changed (``input_marks``), equals a fresh one."""
+    trees = _trees()
+    tree = trees.tree("physical")
+    total = trees.tree_resource_limits("physical")
+    for index in range(6):
+        for _ in range(3):
+            _apply(trees, "start", index, 0, 0.5)
+    snapshot.update_snapshot(tree, 1.0, total)
+    _apply(trees, action, 1, 1, 2.0)
+    memoized = snapshot.update_snapshot(tree, 2.0, total)
+    fresh = snapshot.to_snapshot(tree, 2.0, tree.last_update_time, total)
+    assert repr(memoized.operations) == repr(fresh.operations)
+    assert repr(memoized.pools) == repr(fresh.pools)

@@ -154,10 +154,18 @@ def _check_options(options: UpdateOptions) -> None:
         _check_number(multiplier, "infer_weight_from_guarantees_share_multiplier", positive=True)
 
 
+_checked_options: UpdateOptions | None = None
+"""The last options that passed :func:`_check_options`: options are frozen, and consecutive
+snapshots of a tree share them (``snapshot.tree_update_options``), so they are checked once."""
+
+
 def _check_prelude(snapshot: TreeSnapshot) -> None:
     """The tree-level checks both builders run first: options, totals and times."""
+    global _checked_options
     options = snapshot.options
-    _check_options(options)
+    if options is not _checked_options:
+        _check_options(options)
+        _checked_options = options
     total = snapshot.total_resource_limits
     if any(math.isnan(v) or math.isinf(v) or v < 0 for v in total):
         raise _bad(f"total_resource_limits = {total!r} (expected finite, non-negative amounts)")
@@ -602,9 +610,25 @@ def _options_f(snapshot: TreeSnapshot) -> npt.NDArray[np.float64]:
     )
 
 
+_last_options_i: tuple[UpdateOptions, bool, npt.NDArray[np.int32]] | None = None
+"""The last :func:`_options_i`: options, whether timed, and the (read-only) array, which
+depends on nothing else."""
+
+
 def _options_i(snapshot: TreeSnapshot) -> npt.NDArray[np.int32]:
+    global _last_options_i
     options = snapshot.options
     timed = snapshot.now is not None and snapshot.previous_update_time is not None
+    known = _last_options_i
+    if known is not None and known[0] is options and known[1] is timed:
+        return known[2]
+    array = _options_i_array(options, timed)
+    array.flags.writeable = False
+    _last_options_i = (options, timed, array)
+    return array
+
+
+def _options_i_array(options: UpdateOptions, timed: bool) -> npt.NDArray[np.int32]:
     return np.array(
         [
             timed,

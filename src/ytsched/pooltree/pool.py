@@ -92,6 +92,10 @@ def new_root() -> Pool:
     return Pool(name=ROOT_POOL_NAME, parent=None, config=config, effective=config)
 
 
+_INPUT_FIELDS = frozenset(("pool", "weight", "resource_limits", "running"))
+"""The fields of :class:`TreeOperation` that ``ytsched.pooltree.snapshot`` reads."""
+
+
 @dataclass(eq=False, slots=True)
 class TreeOperation:
     """An operation as one tree sees it: its pool there, weight, limits and running state.
@@ -110,6 +114,14 @@ class TreeOperation:
     lightweight: bool = False
     pending_pool: Pool | None = None
     pending_seq: int | None = None
+
+    def __setattr__(self, name: str, value: object) -> None:
+        """Set a field; a field the operation's engine input reads (pool, weight, limits,
+        running) marks the operation changed (``Operation.mark_changed``), so that the next
+        snapshot rebuilds its input (``ytsched.pooltree.input_marks``)."""
+        object.__setattr__(self, name, value)
+        if name in _INPUT_FIELDS:
+            self.operation.mark_changed()
 
     @property
     def id(self) -> str:

@@ -27,6 +27,7 @@ from ytsched.fairshare.model import (
     UpdateOptions,
 )
 from ytsched.fairshare.update import UpdateResult, run_update
+from ytsched.pooltree.input_marks import OperationInputs
 from ytsched.pooltree.operations import Job, Operation, OperationState
 from ytsched.pooltree.pool import Pool, TreeOperation
 from ytsched.resources import INFINITE_RESOURCES, ZERO, Vector
@@ -65,6 +66,19 @@ def update_options(config: TreeConfig) -> UpdateOptions:
             config.infer_weight_from_guarantees_share_multiplier
         ),
     )
+
+
+def tree_update_options(tree: PoolTree) -> UpdateOptions:
+    """:func:`update_options` of the tree's config, the same object while the config is (tree
+    configs are frozen models: a change replaces the object; ``UpdateOptions`` is frozen too,
+    and the flat builder then skips checking it again)."""
+    config = tree.config
+    known = tree.update_options_memo
+    if known is not None and known[0] is config:
+        return known[1]
+    options = update_options(config)
+    tree.update_options_memo = (config, options)
+    return options
 
 
 def _integral(config: PoolConfig) -> IntegralGuarantees:
@@ -318,6 +332,134 @@ _RUNNING = OperationState.RUNNING
 """The member as a module constant (an Enum class attribute costs ~10x a global load)."""
 
 
+def _operation_spec(
+    entry: TreeOperation, tree: str, memo: UsageMemo | None, spec_memo: SpecMemo | None
+) -> OperationSpec:
+    """The engine input of the operation of ``entry`` in the tree named ``tree``.
+
+    With ``spec_memo`` (only together with ``memo``), the memoized spec is returned when its
+    inputs are unchanged (:func:`_spec_inputs`), and a spec built anew replaces the memo's
+    entry; ``memo`` memoizes the usage (:func:`_memoized_usage`)."""
+    operation = entry.operation
+    inputs: tuple[object, ...] = ()
+    if spec_memo is not None:
+        assert memo is not None
+        known = spec_memo.get(operation.id)
+        if (
+            known is not None
+            and known[0] is operation
+            and known[1] is entry.resource_limits
+            and known[2] is operation.spec
+        ):
+            # known[3] == _spec_inputs(entry), element by element without building
+            # the tuple (the same ``==`` comparisons a tuple comparison makes).
+            inputs = known[3]
+            if (
+                inputs[0] == operation.job_changes
+                and inputs[1] == len(operation.running_jobs)
+                and inputs[2] == operation.usage_releases
+                and inputs[3] == entry.pool.name
+                and inputs[4] == entry.weight
+                and inputs[5] == entry.running
+                and inputs[6] == operation.state
+            ):
+                return known[4]
+        inputs = _spec_inputs(entry)
+    limits = (
+        entry.resource_limits.limits_vector()
+        if entry.resource_limits is not None
+        else INFINITE_RESOURCES
+    )
+    ended, pending, (n0, n1, n2, n3, n4) = task_figures(operation)
+    # ``resource_demand`` is this usage plus, while running, the needed resources: the
+    # same sums computed once.
+    usage = (
+        _resource_usage(operation, tree)
+        if memo is None
+        else _memoized_usage(operation, tree, memo, memo, ended)
+    )
+    demand = (
+        (usage[0] + n0, usage[1] + n1, usage[2] + n2, usage[3] + n3, usage[4] + n4)
+        if operation.state is _RUNNING and entry.running
+        else usage
+    )
+    if operation.spec.apply_specified_resource_limits_to_demand:
+        demand = demand_within_specified_limits(demand, usage, limits)
+    spec = OperationSpec(
+        name=operation.id,
+        parent=entry.pool.name,
+        resource_demand=demand,
+        resource_usage=usage,
+        resource_limits=limits,
+        weight=entry.weight if entry.weight is not None else 1.0,
+        start_time=operation.start_time,
+        pending_job_count=pending if entry.running else 0,
+        is_gang=operation.spec.is_gang,
+        operation_type=operation.type,
+    )
+    if spec_memo is not None:
+        spec_memo[operation.id] = (operation, entry.resource_limits, operation.spec, inputs, spec)
+    return spec
+
+
+def _marked_operations(
+    tree: PoolTree,
+    pools: list[Pool],
+    pool_specs: list[PoolSpec],
+    memo: UsageMemo,
+    spec_memo: SpecMemo,
+    known: OperationInputs,
+) -> list[OperationSpec]:
+    """The operations' specs, as ``_operation_spec`` of every entry gives them, rebuilding only
+    those of operations marked changed since ``known``'s last snapshot and of new entries
+    (why the others are equal: :mod:`ytsched.pooltree.input_marks`); ``known`` then records
+    this snapshot.  Entries ``==`` compares by identity (``TreeOperation`` has ``eq=False``)."""
+    name = tree.name
+    entries = list(tree.operations.values())
+    previous = known.entries
+    known.entries = None  # until this snapshot is complete
+    marks = known.marks
+    names = [spec.name for spec in pool_specs]
+    if previous is None or pools != known.pools or names != known.pool_names:
+        for entry in entries:
+            known.register(entry)
+        specs = [_operation_spec(entry, name, memo, spec_memo) for entry in entries]
+        positions = dict(zip(tree.operations, range(len(entries)), strict=True))
+        by_entry = dict(zip(entries, specs, strict=True))
+    elif entries == previous:
+        specs = known.specs.copy()
+        positions = known.positions
+        by_entry = known.by_entry
+        for op_id in marks:
+            position = positions.get(op_id)
+            if position is not None:  # an operation of another tree of the mark's sets
+                entry = entries[position]
+                spec = _operation_spec(entry, name, memo, spec_memo)
+                specs[position] = spec
+                by_entry[entry] = spec
+    else:
+        kept: list[OperationSpec | None] = list(map(known.by_entry.get, entries))
+        positions = dict(zip(tree.operations, range(len(entries)), strict=True))
+        for position in [index for index, spec in enumerate(kept) if spec is None]:
+            entry = entries[position]
+            known.register(entry)
+            kept[position] = _operation_spec(entry, name, memo, spec_memo)
+        specs = cast(list[OperationSpec], kept)
+        for op_id in marks:
+            position = positions.get(op_id)
+            if position is not None:
+                specs[position] = _operation_spec(entries[position], name, memo, spec_memo)
+        by_entry = dict(zip(entries, specs, strict=True))
+    marks.clear()
+    known.specs = specs
+    known.positions = positions
+    known.by_entry = by_entry
+    known.pools = pools
+    known.pool_names = names
+    known.entries = entries
+    return specs.copy()  # the snapshot's own list: a caller may change it
+
+
 def to_snapshot(
     tree: PoolTree,
     now: float | None,
@@ -326,6 +468,7 @@ def to_snapshot(
     memo: UsageMemo | None = None,
     pool_memo: PoolSpecMemo | None = None,
     spec_memo: SpecMemo | None = None,
+    known: OperationInputs | None = None,
 ) -> TreeSnapshot:
     """Engine input for the tree as it is now (nothing is modified but the memos: operations'
     usages, operations' specs and pools' config-derived inputs of the previous call, replaced
@@ -335,87 +478,29 @@ def to_snapshot(
     usage memo entry as it was).  A spec is reused on its inputs alone, whatever the usage
     memo holds: equal inputs give an equal usage (:func:`_spec_inputs`), and an operation
     with no usage memo entry (a caller that passes a new ``memo``) gets one the next time
-    its spec is built (:func:`_memoized_usage` sums from scratch then)."""
+    its spec is built (:func:`_memoized_usage` sums from scratch then).  With both and
+    ``known`` (the tree's :class:`~ytsched.pooltree.input_marks.OperationInputs`), only the
+    operations marked changed since its last snapshot are visited (:func:`_marked_operations`).
+    """
     fresh_pools: PoolSpecMemo | None = None if pool_memo is None else {}
-    pools = [pool_spec(pool, pool_memo, fresh_pools) for pool in tree.root.descendants()]
+    pool_objects = list(tree.root.descendants())
+    pools = [pool_spec(pool, pool_memo, fresh_pools) for pool in pool_objects]
     if pool_memo is not None and fresh_pools is not None:
         pool_memo.clear()
         pool_memo.update(fresh_pools)
-    operations = []
     reuse = memo is not None and spec_memo is not None
-    # The memos are updated in place (an operation's entry replaced when it changed) and
-    # the entries of operations no longer in the tree dropped at the end: what replacing
-    # them by this call's entries gives, without a store per unchanged operation.
-    for entry in tree.operations.values():
-        operation = entry.operation
-        inputs: tuple[object, ...] = ()
-        if reuse:
-            assert memo is not None and spec_memo is not None
-            op_id = operation.id
-            known = spec_memo.get(op_id)
-            if (
-                known is not None
-                and known[0] is operation
-                and known[1] is entry.resource_limits
-                and known[2] is operation.spec
-            ):
-                # known[3] == _spec_inputs(entry), element by element without building
-                # the tuple (the same ``==`` comparisons a tuple comparison makes).
-                inputs = known[3]
-                if (
-                    inputs[0] == operation.job_changes
-                    and inputs[1] == len(operation.running_jobs)
-                    and inputs[2] == operation.usage_releases
-                    and inputs[3] == entry.pool.name
-                    and inputs[4] == entry.weight
-                    and inputs[5] == entry.running
-                    and inputs[6] == operation.state
-                ):
-                    operations.append(known[4])
-                    continue
-            inputs = _spec_inputs(entry)
-        limits = (
-            entry.resource_limits.limits_vector()
-            if entry.resource_limits is not None
-            else INFINITE_RESOURCES
-        )
-        ended, pending, (n0, n1, n2, n3, n4) = task_figures(operation)
-        # ``resource_demand`` is this usage plus, while running, the needed resources: the
-        # same sums computed once.
-        usage = (
-            _resource_usage(operation, tree.name)
-            if memo is None
-            else _memoized_usage(operation, tree.name, memo, memo, ended)
-        )
-        demand = (
-            (usage[0] + n0, usage[1] + n1, usage[2] + n2, usage[3] + n3, usage[4] + n4)
-            if operation.state is _RUNNING and entry.running
-            else usage
-        )
-        if operation.spec.apply_specified_resource_limits_to_demand:
-            demand = demand_within_specified_limits(demand, usage, limits)
-        spec = OperationSpec(
-            name=operation.id,
-            parent=entry.pool.name,
-            resource_demand=demand,
-            resource_usage=usage,
-            resource_limits=limits,
-            weight=entry.weight if entry.weight is not None else 1.0,
-            start_time=operation.start_time,
-            pending_job_count=pending if entry.running else 0,
-            is_gang=operation.spec.is_gang,
-            operation_type=operation.type,
-        )
-        operations.append(spec)
-        if reuse:
-            assert spec_memo is not None
-            spec_memo[operation.id] = (
-                operation,
-                entry.resource_limits,
-                operation.spec,
-                inputs,
-                spec,
-            )
+    operations: list[OperationSpec]
+    if reuse and known is not None:
+        assert memo is not None and spec_memo is not None
+        operations = _marked_operations(tree, pool_objects, pools, memo, spec_memo, known)
+    else:
+        # The memos are updated in place (an operation's entry replaced when it changed)
+        # and the entries of operations no longer in the tree dropped at the end: what
+        # replacing them by this call's entries gives, without a store per unchanged one.
+        specs = spec_memo if reuse else None
+        operations = [
+            _operation_spec(entry, tree.name, memo, specs) for entry in tree.operations.values()
+        ]
     if spec_memo is not None and not reuse:
         spec_memo.clear()
     count = len(operations)
@@ -428,7 +513,7 @@ def to_snapshot(
         total_resource_limits=total,
         pools=pools,
         operations=operations,
-        options=update_options(tree.config),
+        options=tree_update_options(tree),
         now=now,
         previous_update_time=previous_update_time,
     )
@@ -471,6 +556,7 @@ def update_snapshot(tree: PoolTree, now: float, total: Vector) -> TreeSnapshot:
         tree.usage_memo,
         tree.pool_spec_memo,
         tree.operation_spec_memo,
+        tree.operation_inputs,
     )
 
 

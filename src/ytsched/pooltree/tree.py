@@ -20,7 +20,7 @@ from ytsched.config.base import parse_config, patched
 from ytsched.config.pool import PoolConfig
 from ytsched.config.strategy import StrategyConfig
 from ytsched.config.tree import ROOT_POOL_NAME, TreeConfig
-from ytsched.fairshare.model import TreeSnapshot
+from ytsched.fairshare.model import TreeSnapshot, UpdateOptions
 from ytsched.fairshare.update import UpdateResult
 from ytsched.pooltree import admission, counters, orchid, snapshot
 from ytsched.pooltree.ephemeral import (
@@ -31,6 +31,7 @@ from ytsched.pooltree.ephemeral import (
     remove_if_empty,
 )
 from ytsched.pooltree.errors import SchedulerError
+from ytsched.pooltree.input_marks import OperationInputs
 from ytsched.pooltree.pool import Pool, TreeOperation, new_root
 from ytsched.pooltree.validation import LayoutPool, validate_layout, validate_pool_name, where
 from ytsched.resources import Vector
@@ -67,6 +68,11 @@ class PoolTree:
         """Pools' engine inputs derived from their configs at the last update (likewise)."""
         self.operation_spec_memo: snapshot.SpecMemo = {}
         """Operations' engine inputs at the last update, reused when unchanged (likewise)."""
+        self.update_options_memo: tuple[TreeConfig, UpdateOptions] | None = None
+        """The config of the last update and its engine switches (``snapshot``)."""
+        self.operation_inputs = OperationInputs()
+        """The operations' specs at the last update and the operations marked changed since
+        (``snapshot.to_snapshot`` rebuilds only theirs)."""
         self.tag_filter_resource_limits: Callable[[str], Vector] | None = None
         """Set by :class:`PoolTrees`: the summed limits of this tree's online nodes matching a
         scheduling tag filter (orchid ``scheduling_tag_filter_resource_limits``)."""
