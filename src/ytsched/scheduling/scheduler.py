@@ -32,7 +32,7 @@ from ytsched.errors import YtschedError
 from ytsched.fairshare import native
 from ytsched.fairshare.model import TreeSnapshot
 from ytsched.fairshare.update import UpdateResult
-from ytsched.pooltree.operations import JobState, OperationState
+from ytsched.pooltree.operations import WAITING_EMPTINESS_CHANGES, JobState, OperationState
 from ytsched.pooltree.snapshot import apply_result, update_snapshot
 from ytsched.pooltree.trees import PoolTrees
 from ytsched.resources import RESOURCE_NAMES, Vector
@@ -423,7 +423,7 @@ class Scheduler:
             if state.tag_filtered:
                 return False
             if _has_spare(limits, usage, min_spare, max_started):
-                fail_to_fit = _all_fail_to_fit(state, limits, usage)
+                fail_to_fit = _failing_to_fit(state, limits, usage)
                 if fail_to_fit is None:
                     return False
                 failing = fail_to_fit
@@ -904,6 +904,37 @@ def _has_spare(limits: Vector, usage: Vector, min_spare: Vector, max_started: in
         and min_spare[3] <= limits[3] - usage[3] + eps
         and min_spare[4] <= limits[4] - usage[4] + eps
     )
+
+
+FAIL_TO_FIT_MEMO_LIMIT = 4096
+"""How many nodes' answers :func:`_failing_to_fit` keeps at most (it starts over beyond)."""
+
+
+def _failing_to_fit(
+    state: TreeState, limits: Vector, usage: Vector
+) -> list[ScheduledOperation] | None:
+    """:func:`_all_fail_to_fit`, remembered per ``(limits, usage)`` while it cannot change.
+
+    Its answer reads the regular selector's active operations, their ``eligible`` flags,
+    tentative trees and tasks (each fixed per operation), which of those tasks have waiting
+    jobs (not how many) and the node's free resources.  Between heartbeats the active
+    operations are the eligible ones (stage-local deactivations are undone), so they change
+    only with :attr:`TreeState.eligibility_changes` or with a new state, and the emptiness of
+    the waiting lists only with ``WAITING_EMPTINESS_CHANGES``: while neither count moves,
+    nodes with the same limits and usage get the same answer (idle nodes repeat theirs, and
+    so do nodes whose stage then fails at a later test).  Equal tuples give equal free
+    resources (``-0.0`` and ``0.0`` included: each is only compared after ``limits - usage
+    + eps``)."""
+    epoch = (WAITING_EMPTINESS_CHANGES[0], state.eligibility_changes)
+    memo = state.fail_to_fit
+    if state.fail_to_fit_epoch != epoch or len(memo) >= FAIL_TO_FIT_MEMO_LIMIT:
+        memo.clear()
+        state.fail_to_fit_epoch = epoch
+    key = (limits, usage)
+    if key in memo:
+        return memo[key]
+    failing = memo[key] = _all_fail_to_fit(state, limits, usage)
+    return failing
 
 
 def _all_fail_to_fit(

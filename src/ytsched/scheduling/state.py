@@ -239,6 +239,19 @@ class TreeState:
     """Per pool with operations, the settings-key part of its operations (see
     ``post_update._pool_key``), handed on to the next state: an unchanged part is passed on
     as the very same object, so that comparing operations' keys finds it by identity."""
+    eligibility_changes: int = 0
+    """How many times :meth:`refresh_eligibility` turned an operation's ``eligible`` flag
+    (only grows): with the same count, the regular selector's active operations are the same
+    between heartbeats (stage-local deactivations are undone at each stage's end)."""
+    fail_to_fit: dict[tuple[Vector, Vector], list[ScheduledOperation] | None] = field(
+        default_factory=dict
+    )
+    """``Scheduler._stages_idle``'s memo: per node ``(limits, usage)``, the active operations
+    none of whose waiting jobs fits (``None``: not all of them fail so), valid for
+    :attr:`fail_to_fit_epoch`."""
+    fail_to_fit_epoch: tuple[int, int] = (-1, -1)
+    """``(WAITING_EMPTINESS_CHANGES, eligibility_changes)`` when :attr:`fail_to_fit` was
+    filled."""
 
     def dispose(self, keep: dict[str, ScheduledOperation] | None = None) -> None:
         """Break the reference cycles of a replaced state (parents, selector heaps) so that
@@ -316,6 +329,7 @@ class TreeState:
         if eligible == op.eligible:
             return
         op.eligible = eligible
+        self.eligibility_changes += 1
         places = list(op.preemptive_nodes)
         if op.element.node is not None:
             places.append((self.selector, op.element.node))
