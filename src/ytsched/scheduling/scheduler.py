@@ -990,9 +990,27 @@ def activity_level(state: TreeState) -> int:
     """See :meth:`Scheduler.heartbeat_levels`: the tree-wide early exits of
     :meth:`Scheduler._stages_idle`.  ``2`` when a graceful operation exists, a preemptive
     stage has an active operation or a specified limit is violated; else ``1`` when the
-    regular stage has an active operation; else ``0``."""
-    # (``any_limits_violated`` only with limited elements: most trees have none, and this
-    # runs after every heartbeat the simulator runs.)
+    regular stage has an active operation; else ``0``.
+
+    Asked after every heartbeat the simulator runs.  Without specified limits (whose test
+    reads live usage) the answer reads only what is fixed per state and which operations are
+    active in its selectors, which between heartbeats changes only with
+    :attr:`TreeState.eligibility_changes` (stage-local deactivations are undone): it is kept
+    in the state with that count and computed again only when the count moved."""
+    if state.limited_elements:
+        return _activity_level(state)
+    changes = state.eligibility_changes
+    memo = state.level_memo
+    if memo is not None and memo[0] == changes:
+        return memo[1]
+    level = _activity_level(state)
+    state.level_memo = (changes, level)
+    return level
+
+
+def _activity_level(state: TreeState) -> int:
+    """:func:`activity_level`, computed."""
+    # (``any_limits_violated`` only with limited elements: most trees have none.)
     if state.has_graceful_operations or (state.limited_elements and state.any_limits_violated()):
         return 2
     for selector in state.preemptive_selectors.values():

@@ -249,6 +249,9 @@ class TreeState:
     """``Scheduler._stages_idle``'s memo: per node ``(limits, usage)``, the active operations
     none of whose waiting jobs fits (``None``: not all of them fail so), valid for
     :attr:`fail_to_fit_epoch`."""
+    level_memo: tuple[int, int] | None = None
+    """``scheduler.activity_level``'s answer with the :attr:`eligibility_changes` it was
+    computed at."""
     fail_to_fit_epoch: tuple[int, int] = (-1, -1)
     """``(WAITING_EMPTINESS_CHANGES, eligibility_changes)`` when :attr:`fail_to_fit` was
     filled."""

@@ -1,9 +1,12 @@
-"""``Scheduler._stages_idle`` remembers the fail-to-fit answer per node limits and usage while
+"""What the idle-heartbeat tests remember, checked against what they compute.
+
+``Scheduler._stages_idle`` remembers the fail-to-fit answer per node limits and usage while
 neither the regular selector's eligible operations nor the emptiness of any waiting list
-changed (``scheduler._failing_to_fit``).  Every remembered answer must be the walk's answer
-at that moment: checked on every call in the random scenarios of the fast-path tests
-(starvation, preemption, graceful operations, tag filters, limits, FIFO pools, aborts,
-operations and nodes that come and go), where the memo must also be used."""
+changed (``scheduler._failing_to_fit``); ``scheduler.activity_level`` (the simulator's
+heartbeat levels) remembers its answer per state while no eligible flag turned.  Every
+remembered answer must be the computed one at that moment: checked on every call in the
+random scenarios of the fast-path tests (starvation, preemption, graceful operations, tag
+filters, limits, FIFO pools, aborts, operations and nodes that come and go)."""
 
 from __future__ import annotations
 
@@ -86,3 +89,24 @@ def test_waiting_lists_count_turning_empty_and_back() -> None:
     assert WAITING_EMPTINESS_CHANGES[0] == before + 2  # the list was not empty
     trees.complete_job("op", operation.start_job("main", 3.0, tree="physical").id, now=4.0)
     assert WAITING_EMPTINESS_CHANGES[0] == before + 2  # one still waited throughout
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_remembered_activity_levels_are_computed_ones(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``activity_level`` keeps its answer per state while ``eligibility_changes`` stays:
+    every answer it gives must be the one computed at that moment."""
+    remembered = scheduler_module.activity_level
+    computed = scheduler_module._activity_level
+    calls = [0]
+
+    def checked(state: TreeState) -> int:
+        level = remembered(state)
+        assert level == computed(state)
+        calls[0] += 1
+        return level
+
+    monkeypatch.setattr(scheduler_module, "activity_level", checked)
+    Simulation(load_scenario(_random_document(seed))).run()
+    assert calls[0] > 0
