@@ -30,6 +30,11 @@ PyObject* g_measured = nullptr;
 PyObject* g_all_blocked = nullptr;
 PyObject* g_fair_share = nullptr;
 PyObject* g_ratio_measured = nullptr;
+PyObject* g_view = nullptr;
+PyObject* g_local_sat = nullptr;
+PyObject* g_node = nullptr;
+PyObject* g_id = nullptr;
+PyObject* g_refresh = nullptr;
 
 // satisfaction.INFINITE_SATISFACTION_RATIO
 constexpr double kInfiniteSatisfaction = 1e9;
@@ -133,36 +138,40 @@ PyObject* pairwise5(PyObject* a, PyObject* b) {
 // `(a[0] + b[0], ..., a[4] + b[4])` (a new reference): the five additions in order.
 PyObject* add5(PyObject* a, PyObject* b) { return pairwise5<add>(a, b); }
 
-// add_usage(element, delta): for `element` and each of its ancestors (following `.parent`
-// until None), `usage = (usage[0] + delta[0], ..., usage[4] + delta[4])`.
-PyObject* add_usage(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 2) {
-    PyErr_SetString(PyExc_TypeError, "add_usage(element, delta) takes 2 arguments");
-    return nullptr;
-  }
-  PyObject* delta = args[1];
-  PyObject* element = args[0];
+// For `element` and each of its ancestors (following `.parent` until None),
+// `usage = (usage[0] + delta[0], ..., usage[4] + delta[4])`. 0, or -1 with an exception set.
+int add_usage_walk(PyObject* element, PyObject* delta) {
   Py_INCREF(element);
   while (element != Py_None) {
     PyObject* usage = PyObject_GetAttr(element, g_usage);
     if (usage == nullptr) {
       Py_DECREF(element);
-      return nullptr;
+      return -1;
     }
     PyObject* sum = add5(usage, delta);
     Py_DECREF(usage);
     if (sum == nullptr || PyObject_SetAttr(element, g_usage, sum) < 0) {
       Py_XDECREF(sum);
       Py_DECREF(element);
-      return nullptr;
+      return -1;
     }
     Py_DECREF(sum);
     PyObject* parent = PyObject_GetAttr(element, g_parent);
     Py_DECREF(element);
-    if (parent == nullptr) return nullptr;
+    if (parent == nullptr) return -1;
     element = parent;
   }
   Py_DECREF(element);
+  return 0;
+}
+
+// add_usage(element, delta): add_usage_walk.
+PyObject* add_usage(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "add_usage(element, delta) takes 2 arguments");
+    return nullptr;
+  }
+  if (add_usage_walk(args[0], args[1]) < 0) return nullptr;
   Py_RETURN_NONE;
 }
 
@@ -351,15 +360,10 @@ int keep_if(PyObject* value, PyObject** ratio, int op) {
   return better;
 }
 
-// local_satisfaction(view, usage): ShareView.local_satisfaction (satisfaction.py has the
-// rules; this is the method's body, statement for statement, over the view's attributes).
-PyObject* local_satisfaction(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 2) {
-    PyErr_SetString(PyExc_TypeError, "local_satisfaction(view, usage) takes 2 arguments");
-    return nullptr;
-  }
-  PyObject* view = args[0];
-  PyObject* usage = args[1];
+// ShareView.local_satisfaction(view, usage) (satisfaction.py has the rules; this is the
+// method's body, statement for statement, over the view's attributes): a new reference, or
+// nullptr with an exception set.
+PyObject* satisfaction_of(PyObject* view, PyObject* usage) {
   Refs refs;
   PyObject* zero_share = refs.keep(PyObject_GetAttr(view, g_fair_share_is_zero));
   if (zero_share == nullptr) return nullptr;
@@ -481,6 +485,85 @@ PyObject* local_satisfaction(PyObject*, PyObject* const* args, Py_ssize_t nargs)
   return ratio;
 }
 
+// local_satisfaction(view, usage): satisfaction_of.
+PyObject* local_satisfaction(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 2) {
+    PyErr_SetString(PyExc_TypeError, "local_satisfaction(view, usage) takes 2 arguments");
+    return nullptr;
+  }
+  return satisfaction_of(args[0], args[1]);
+}
+
+// apply_usage(element, delta, core): the start of TreeState.apply_usage_delta, one call per
+// allocation that starts or ends instead of three: add_usage_walk(element, delta), then
+// `element.local_sat = sat = local_satisfaction(element.view, element.usage)` and, when
+// `element.node` is not None, `core.refresh(element.node.id, sat)` (the regular selector's
+// native heaps). The same sums, ratio and calls in the same order as the Python statements.
+PyObject* apply_usage(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 3) {
+    PyErr_SetString(PyExc_TypeError, "apply_usage(element, delta, core) takes 3 arguments");
+    return nullptr;
+  }
+  PyObject* element = args[0];
+  if (add_usage_walk(element, args[1]) < 0) return nullptr;
+  Refs refs;
+  PyObject* view = refs.keep(PyObject_GetAttr(element, g_view));
+  PyObject* usage = view != nullptr ? refs.keep(PyObject_GetAttr(element, g_usage)) : nullptr;
+  PyObject* sat = usage != nullptr ? refs.keep(satisfaction_of(view, usage)) : nullptr;
+  if (sat == nullptr || PyObject_SetAttr(element, g_local_sat, sat) < 0) return nullptr;
+  PyObject* node = refs.keep(PyObject_GetAttr(element, g_node));
+  if (node == nullptr) return nullptr;
+  if (node != Py_None) {
+    PyObject* id = refs.keep(PyObject_GetAttr(node, g_id));
+    if (id == nullptr) return nullptr;
+    PyObject* call[] = {args[2], id, sat};
+    PyObject* result = PyObject_VectorcallMethod(g_refresh, call, 3, nullptr);
+    if (result == nullptr) return nullptr;
+    Py_DECREF(result);
+  }
+  Py_RETURN_NONE;
+}
+
+// walk_passes(last, backoff, phase, first, stop, period, stop_at_due): the walk of
+// scheduler.last_pass_time over the ticks k in [first, stop): `time = phase + k * period;
+// if time > last + backoff: last = time` (k converted to a double as `k * period` does),
+// returning the final `last`, or None at the first due tick when `stop_at_due`.
+// NotImplemented unless last, backoff, phase and period are floats and first and stop fit a
+// C long long: the caller walks in Python then.
+PyObject* walk_passes(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 7) {
+    PyErr_SetString(PyExc_TypeError,
+                    "walk_passes(last, backoff, phase, first, stop, period, stop_at_due) "
+                    "takes 7 arguments");
+    return nullptr;
+  }
+  if (!PyFloat_CheckExact(args[0]) || !PyFloat_CheckExact(args[1]) ||
+      !PyFloat_CheckExact(args[2]) || !PyFloat_CheckExact(args[5])) {
+    Py_RETURN_NOTIMPLEMENTED;
+  }
+  if (!PyLong_CheckExact(args[3]) || !PyLong_CheckExact(args[4])) Py_RETURN_NOTIMPLEMENTED;
+  int overflow = 0;
+  const long long first = PyLong_AsLongLongAndOverflow(args[3], &overflow);
+  if (overflow != 0) Py_RETURN_NOTIMPLEMENTED;
+  const long long stop = PyLong_AsLongLongAndOverflow(args[4], &overflow);
+  if (overflow != 0) Py_RETURN_NOTIMPLEMENTED;
+  if (PyErr_Occurred()) return nullptr;
+  const int stop_at_due = PyObject_IsTrue(args[6]);
+  if (stop_at_due < 0) return nullptr;
+  double last = PyFloat_AS_DOUBLE(args[0]);
+  const double backoff = PyFloat_AS_DOUBLE(args[1]);
+  const double phase = PyFloat_AS_DOUBLE(args[2]);
+  const double period = PyFloat_AS_DOUBLE(args[5]);
+  for (long long k = first; k < stop; ++k) {
+    const double time = phase + static_cast<double>(k) * period;
+    if (time > last + backoff) {
+      last = time;
+      if (stop_at_due) Py_RETURN_NONE;
+    }
+  }
+  return PyFloat_FromDouble(last);
+}
+
 // vadd(a, b): resources.vadd, `(a[0] + b[0], ..., a[4] + b[4])`.
 PyObject* vadd(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 2) {
@@ -569,6 +652,13 @@ PyMethodDef g_methods[] = {
     {"local_satisfaction",
      reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(local_satisfaction)),
      METH_FASTCALL, "local_satisfaction(view, usage): ShareView.local_satisfaction."},
+    {"apply_usage", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(apply_usage)),
+     METH_FASTCALL,
+     "apply_usage(element, delta, core): add_usage, the element's local_sat, core.refresh."},
+    {"walk_passes", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(walk_passes)),
+     METH_FASTCALL,
+     "walk_passes(last, backoff, phase, first, stop, period, stop_at_due): "
+     "scheduler.last_pass_time's walk."},
     {nullptr, nullptr, 0, nullptr},
 };
 
@@ -577,11 +667,13 @@ PyMethodDef g_methods[] = {
 int ytsched_add_usage_sums(PyObject* module) {
   const char* names[] = {"usage",        "parent",         "checks",   "any_of",
                          "constant",     "fair_share_is_zero", "fair_amounts", "measured",
-                         "all_blocked",  "fair_share",     "ratio_measured"};
+                         "all_blocked",  "fair_share",     "ratio_measured", "view",
+                         "local_sat",    "node",           "id",       "refresh"};
   PyObject** slots[] = {&g_usage,        &g_parent,         &g_checks,   &g_any_of,
                         &g_constant,     &g_fair_share_is_zero, &g_fair_amounts, &g_measured,
-                        &g_all_blocked,  &g_fair_share,     &g_ratio_measured};
-  for (int i = 0; i < 11; ++i) {
+                        &g_all_blocked,  &g_fair_share,     &g_ratio_measured, &g_view,
+                        &g_local_sat,    &g_node,           &g_id,       &g_refresh};
+  for (int i = 0; i < 16; ++i) {
     if (*slots[i] == nullptr) {
       *slots[i] = PyUnicode_InternFromString(names[i]);
       if (*slots[i] == nullptr) return -1;

@@ -72,3 +72,23 @@ def test_a_tick_equal_to_the_backoff_is_walked() -> None:
         else:
             due += 1
     assert due > 0 and skipped > 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    period=st.one_of(st.integers(min_value=1, max_value=60), st.floats(1e-3, 120.0)),
+    backoff=st.one_of(st.integers(min_value=0, max_value=60), st.floats(0.0, 120.0)),
+    phase=st.one_of(st.integers(min_value=0, max_value=30), st.floats(0.0, 30.0)),
+    first=st.one_of(st.integers(0, 1000), st.just(2**70)),
+    count=st.integers(min_value=0, max_value=50),
+    last=st.one_of(st.none(), st.integers(-100, 100), st.floats(-100.0, 100.0)),
+)
+def test_the_walk_keeps_python_numbers(
+    period: float, backoff: float, phase: float, first: int, count: int, last: float | None
+) -> None:
+    """The walk runs natively for floats only: ints (and ticks beyond a C integer) take the
+    Python loop, so the result is the very number, of the very type, the walk gives."""
+    stop = first + count
+    expected = _walk(last, backoff, phase, first, stop, period)
+    got = last_pass_time(last, backoff, phase, first, stop, period)
+    assert (type(got), repr(got)) == (type(expected), repr(expected))

@@ -31,6 +31,7 @@ from ytsched.scheduling.satisfaction import (
 )
 
 add_usage: Any = selector.add_usage  # any element-like object and any numbers, here
+selector_module: Any = selector._NATIVE
 scan: Any = selector.scan
 
 _NUMBERS = st.one_of(
@@ -200,6 +201,107 @@ def test_local_satisfaction_is_the_python_body(
     want = satisfaction_reference.local_satisfaction(view, usage)
     assert _key(got) == _key(want)
     assert _key(selector.local_satisfaction(view, usage)) == _key(want)
+
+
+@dataclass(eq=False, slots=True)
+class _Place:
+    id: int
+
+
+@dataclass(eq=False, slots=True)
+class _Operation:
+    """An operation element as ``apply_usage`` reads it."""
+
+    usage: tuple[Any, ...]
+    parent: _Element | None
+    view: ShareView
+    node: _Place | None
+    local_sat: float = -1.0
+
+
+class _Core:
+    """Records the ``refresh`` calls a selector's native heaps would get."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[int, float]] = []
+
+    def refresh(self, node: int, sat: float) -> None:
+        self.calls.append((node, sat))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.tuples(*[_SHARES] * 5),
+    st.tuples(*[_TOTALS] * 5),
+    st.lists(_VECTORS, min_size=1, max_size=4),
+    st.tuples(*[_USAGES] * 5),
+    st.booleans(),
+)
+def test_apply_usage_is_the_python_statements(
+    fair: Vector,
+    total: Vector,
+    usages: list[tuple[Any, ...]],
+    delta: tuple[Any, ...],
+    placed: bool,
+) -> None:
+    """``apply_usage(element, delta, core)`` is ``add_usage``, the element's new local
+    satisfaction kept in ``local_sat`` and the refresh of its selector node, if any."""
+    view = ShareView.create(fair, (1.0,) * 5, ZERO, total)
+    ancestors = [_chain(usages[1:]) if len(usages) > 1 else None for _ in range(2)]
+    node = _Place(7) if placed else None
+    native = _Operation(usages[0], ancestors[0], view, node)
+    python = _Operation(usages[0], ancestors[1], view, node)
+    native_core, python_core = _Core(), _Core()
+    try:
+        _python_add_usage(python, delta)  # type: ignore[arg-type]
+        sat = satisfaction_reference.local_satisfaction(view, python.usage)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError, ZeroDivisionError) as error:
+        with pytest.raises(type(error)):
+            selector_module.apply_usage(native, delta, native_core)
+        return
+    python.local_sat = sat
+    if node is not None:
+        python_core.refresh(node.id, sat)
+    selector_module.apply_usage(native, delta, native_core)
+    assert _nan_keys(native.usage) == _nan_keys(python.usage)
+    assert _nan_key(native.local_sat) == _nan_key(python.local_sat)
+    assert [(n, _nan_key(s)) for n, s in native_core.calls] == [
+        (n, _nan_key(s)) for n, s in python_core.calls
+    ]
+    a, b = native.parent, python.parent
+    while a is not None and b is not None:
+        assert _nan_keys(a.usage) == _nan_keys(b.usage)
+        a, b = a.parent, b.parent
+    assert a is None and b is None
+
+
+def _nan_key(value: object) -> tuple[str, object]:
+    """:func:`_key`, with every NaN alike: which operand's payload a sum of two NaNs keeps
+    is the compiler's choice (it may swap the operands of ``+``), in CPython's own
+    ``float.__add__`` as much as here; no comparison can tell them apart."""
+    if isinstance(value, float) and math.isnan(value):
+        return ("float", "nan")
+    return _key(value)
+
+
+def _nan_keys(vector: tuple[Any, ...]) -> list[tuple[str, object]]:
+    return [_nan_key(value) for value in vector]
+
+
+def test_apply_usage_propagates_errors() -> None:
+    view = ShareView.create((0.5,) * 5, (1.0,) * 5, ZERO, (10.0,) * 5)
+    element = _Operation((1.0,) * 5, None, view, _Place(1))
+
+    class _Broken:
+        def refresh(self, node: int, sat: float) -> None:
+            raise RuntimeError("refresh failed")
+
+    with pytest.raises(RuntimeError):
+        selector_module.apply_usage(element, (1.0,) * 5, _Broken())
+    with pytest.raises(AttributeError):
+        selector_module.apply_usage(element, (1.0,) * 5, object())
+    with pytest.raises(TypeError):
+        selector_module.apply_usage(element, (1.0, "x", 0.0, 0.0, 0.0), _Core())
 
 
 def test_local_satisfaction_propagates_errors() -> None:

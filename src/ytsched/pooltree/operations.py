@@ -122,6 +122,22 @@ class Job:
     :meth:`Operation._end_job`, which counts it."""
 
 
+WAITING_EMPTINESS_CHANGES = [0]
+"""How many times any task's waiting list turned empty or non-empty (a process-wide count:
+it only ever grows, so an equal count means every task that had waiting jobs still has some,
+and every one that had none still has none).  ``Scheduler._stages_idle`` reuses a
+fail-to-fit answer, which reads only that of the waiting lists, while it stays equal."""
+
+
+def _wait_again(task: Task, index: int) -> None:
+    """Job ``index`` of ``task`` waits to run again: to its place in the sorted ``waiting``
+    (as appending and sorting would put it), counted in :data:`WAITING_EMPTINESS_CHANGES`
+    when the list was empty."""
+    if not task.waiting:
+        WAITING_EMPTINESS_CHANGES[0] += 1
+    insort(task.waiting, index)
+
+
 def job_resources(spec: TaskSpec) -> Vector:
     """Resources one job of the task asks for (user_slots, cpu, gpu, memory, network)."""
     return (
@@ -364,6 +380,8 @@ class Operation:
                 operation_id=self.id,
             )
         index = task.waiting.pop(0)
+        if not task.waiting:
+            WAITING_EMPTINESS_CHANGES[0] += 1
         attempt = task.attempts.get(index, 0)
         task.attempts[index] = attempt + 1
         job_id = f"{self.id}/{task_name}/{index}/{attempt}"
@@ -443,14 +461,14 @@ class Operation:
         if state is _JOB_COMPLETED:
             task.completed_count += 1
             if task.spec.restart_completed_jobs:
-                insort(task.waiting, job.index)
+                _wait_again(task, job.index)
         elif state is _JOB_FAILED:
             task.failed_count += 1
             self.failed_job_count += 1
-            insort(task.waiting, job.index)
+            _wait_again(task, job.index)
         else:
             task.aborted_count += 1
-            insort(task.waiting, job.index)
+            _wait_again(task, job.index)
 
     def complete_job(self, job_id: str, now: float) -> Job:
         job = self.running_job(job_id)

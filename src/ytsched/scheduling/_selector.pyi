@@ -46,3 +46,18 @@ def vsub(a: tuple[float, ...], b: tuple[float, ...]) -> tuple[float, ...]:
 
 def vneg(a: tuple[float, ...]) -> tuple[float, ...]:
     """The five negations."""
+
+def apply_usage(element: Any, delta: tuple[float, ...], core: Any) -> None:
+    """``add_usage``, then ``element.local_sat = local_satisfaction(element.view,
+    element.usage)`` and ``core.refresh(element.node.id, sat)`` when ``element.node``."""
+
+def walk_passes(
+    last: float,
+    backoff: float,
+    phase: float,
+    first: int,
+    stop: int,
+    period: float,
+    stop_at_due: bool,
+) -> float | None | Any:
+    """``scheduler.last_pass_time``'s walk (``NotImplemented`` for other than floats)."""

@@ -64,6 +64,16 @@ class Ledger:
             records[operation_id] = record
         return record
 
+    def _record_of(self, allocation: Allocation) -> OperationRecord | None:
+        """The allocation's operation record, if any (``records[tree][operation]``).
+
+        An operation of a tree's current state holds the same object as ``op.record`` (the
+        build takes it from, or puts it into, ``records``; a record leaves ``records`` only
+        with its operation gone from the state), so the per-allocation paths read that and
+        look here only for an operation the state no longer lists."""
+        records = self.records.get(allocation.tree)
+        return records.get(allocation.operation_id) if records is not None else None
+
     def _operation(self, allocation: Allocation) -> tuple[TreeState, ScheduledOperation] | None:
         state = self.tree_states.get(allocation.tree)
         if state is None:
@@ -165,10 +175,10 @@ class Ledger:
         node = self.nodes.get(allocation.node)
         if node is not None:
             node.usage = vadd(node.usage, delta)
-        record = self.records.get(allocation.tree, {}).get(allocation.operation_id)
+        found = self._operation(allocation)
+        record = found[1].record if found is not None else self._record_of(allocation)
         if record is not None:
             record.allocations.usage_decreased(allocation, delta)
-        found = self._operation(allocation)
         if found is not None:
             found[0].apply_usage_delta(found[1], delta)
 
@@ -197,14 +207,12 @@ class Ledger:
         usage = allocation.usage
         tree = allocation.tree
         operation_id = allocation.operation_id
-        records = self.records.get(tree)
-        if records is not None:
-            record = records.get(operation_id)
-            if record is not None:
-                record.allocations.remove(allocation)
-        allocation.usage = ZERO
         state = self.tree_states.get(tree)
         op = state.operations.get(operation_id) if state is not None else None
+        record = op.record if op is not None else self._record_of(allocation)
+        if record is not None:
+            record.allocations.remove(allocation)
+        allocation.usage = ZERO
         if usage != ZERO:
             delta = _negated(usage)
             if node is not None:

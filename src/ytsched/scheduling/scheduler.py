@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import gc
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -32,7 +32,7 @@ from ytsched.errors import YtschedError
 from ytsched.fairshare import native
 from ytsched.fairshare.model import TreeSnapshot
 from ytsched.fairshare.update import UpdateResult
-from ytsched.pooltree.operations import JobState, OperationState
+from ytsched.pooltree.operations import WAITING_EMPTINESS_CHANGES, JobState, OperationState
 from ytsched.pooltree.snapshot import apply_result, update_snapshot
 from ytsched.pooltree.trees import PoolTrees
 from ytsched.resources import RESOURCE_NAMES, Vector
@@ -59,6 +59,7 @@ from ytsched.scheduling.preemptible import (
 )
 from ytsched.scheduling.preemption import preemptive_scheduling_due, run_preemptive_stages
 from ytsched.scheduling.satisfaction import RESOURCE_EPSILON, fits
+from ytsched.scheduling.selector import _NATIVE as native_usage
 from ytsched.scheduling.state import ScheduledOperation, TreeState
 
 if TYPE_CHECKING:
@@ -422,7 +423,7 @@ class Scheduler:
             if state.tag_filtered:
                 return False
             if _has_spare(limits, usage, min_spare, max_started):
-                fail_to_fit = _all_fail_to_fit(state, limits, usage)
+                fail_to_fit = _failing_to_fit(state, limits, usage)
                 if fail_to_fit is None:
                     return False
                 failing = fail_to_fit
@@ -841,6 +842,8 @@ def collector_paused() -> Iterator[None]:
 
 _MIN_NEEDED = DeactivationReason.MIN_NEEDED_RESOURCES_UNSATISFIED.value
 
+_walk_passes: Callable[..., Any] = native_usage.walk_passes
+
 
 def last_pass_time(
     last: float | None, backoff: float, phase: float, first: int, stop: int, period: float
@@ -858,7 +861,12 @@ def last_pass_time(
             return latest
         first += 1
     # The walk (periods equal to the backoff, where rounding decides each tick): the same
-    # sums and comparisons in the same order, without the ``None`` test per tick.
+    # sums and comparisons in the same order, without the ``None`` test per tick.  Native
+    # for floats (``walk_passes``, the same doubles: this loop runs for every skipped tick of
+    # a woken node at such periods); in Python for anything else.
+    walked = _walk_passes(last, backoff, phase, first, stop, period, always)
+    if walked is not NotImplemented:
+        return latest if walked is None else walked
     for k in range(first, stop):
         time = phase + k * period
         if time > last + backoff:
@@ -896,6 +904,37 @@ def _has_spare(limits: Vector, usage: Vector, min_spare: Vector, max_started: in
         and min_spare[3] <= limits[3] - usage[3] + eps
         and min_spare[4] <= limits[4] - usage[4] + eps
     )
+
+
+FAIL_TO_FIT_MEMO_LIMIT = 4096
+"""How many nodes' answers :func:`_failing_to_fit` keeps at most (it starts over beyond)."""
+
+
+def _failing_to_fit(
+    state: TreeState, limits: Vector, usage: Vector
+) -> list[ScheduledOperation] | None:
+    """:func:`_all_fail_to_fit`, remembered per ``(limits, usage)`` while it cannot change.
+
+    Its answer reads the regular selector's active operations, their ``eligible`` flags,
+    tentative trees and tasks (each fixed per operation), which of those tasks have waiting
+    jobs (not how many) and the node's free resources.  Between heartbeats the active
+    operations are the eligible ones (stage-local deactivations are undone), so they change
+    only with :attr:`TreeState.eligibility_changes` or with a new state, and the emptiness of
+    the waiting lists only with ``WAITING_EMPTINESS_CHANGES``: while neither count moves,
+    nodes with the same limits and usage get the same answer (idle nodes repeat theirs, and
+    so do nodes whose stage then fails at a later test).  Equal tuples give equal free
+    resources (``-0.0`` and ``0.0`` included: each is only compared after ``limits - usage
+    + eps``)."""
+    epoch = (WAITING_EMPTINESS_CHANGES[0], state.eligibility_changes)
+    memo = state.fail_to_fit
+    if state.fail_to_fit_epoch != epoch or len(memo) >= FAIL_TO_FIT_MEMO_LIMIT:
+        memo.clear()
+        state.fail_to_fit_epoch = epoch
+    key = (limits, usage)
+    if key in memo:
+        return memo[key]
+    failing = memo[key] = _all_fail_to_fit(state, limits, usage)
+    return failing
 
 
 def _all_fail_to_fit(
@@ -951,9 +990,27 @@ def activity_level(state: TreeState) -> int:
     """See :meth:`Scheduler.heartbeat_levels`: the tree-wide early exits of
     :meth:`Scheduler._stages_idle`.  ``2`` when a graceful operation exists, a preemptive
     stage has an active operation or a specified limit is violated; else ``1`` when the
-    regular stage has an active operation; else ``0``."""
-    # (``any_limits_violated`` only with limited elements: most trees have none, and this
-    # runs after every heartbeat the simulator runs.)
+    regular stage has an active operation; else ``0``.
+
+    Asked after every heartbeat the simulator runs.  Without specified limits (whose test
+    reads live usage) the answer reads only what is fixed per state and which operations are
+    active in its selectors, which between heartbeats changes only with
+    :attr:`TreeState.eligibility_changes` (stage-local deactivations are undone): it is kept
+    in the state with that count and computed again only when the count moved."""
+    if state.limited_elements:
+        return _activity_level(state)
+    changes = state.eligibility_changes
+    memo = state.level_memo
+    if memo is not None and memo[0] == changes:
+        return memo[1]
+    level = _activity_level(state)
+    state.level_memo = (changes, level)
+    return level
+
+
+def _activity_level(state: TreeState) -> int:
+    """:func:`activity_level`, computed."""
+    # (``any_limits_violated`` only with limited elements: most trees have none.)
     if state.has_graceful_operations or (state.limited_elements and state.any_limits_violated()):
         return 2
     for selector in state.preemptive_selectors.values():

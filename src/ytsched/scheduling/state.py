@@ -13,7 +13,7 @@ ratios, the selector and the preemptible lists current.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from ytsched.config.resources import ResourceAmounts
@@ -26,8 +26,8 @@ from ytsched.pooltree.tree import PoolTree
 from ytsched.resources import Vector
 from ytsched.scheduling.preemptible import PreemptibleList, PreemptionBounds
 from ytsched.scheduling.satisfaction import ShareView
-from ytsched.scheduling.selector import Selector, SelectorNode, add_usage
-from ytsched.scheduling.selector import local_satisfaction as native_local_satisfaction
+from ytsched.scheduling.selector import _NATIVE as native_usage
+from ytsched.scheduling.selector import Selector, SelectorNode
 from ytsched.scheduling.starvation import (
     PreemptionPriority,
     SchedulableStatus,
@@ -37,6 +37,10 @@ from ytsched.scheduling.starvation import (
 )
 
 MS = 1000.0
+
+_apply_usage: Callable[[ElementState, Vector, object], None] = native_usage.apply_usage
+"""``apply_usage(element, delta, core)`` (``src/native/usage_sums.cpp``): see
+:meth:`TreeState.apply_usage_delta`."""
 
 PREEMPTION_HISTORY_LIMIT = 64
 """How many preemptions (suffered and caused) an operation remembers for ``explain``."""
@@ -238,6 +242,22 @@ class TreeState:
     """Per pool with operations, the settings-key part of its operations (see
     ``post_update._pool_key``), handed on to the next state: an unchanged part is passed on
     as the very same object, so that comparing operations' keys finds it by identity."""
+    eligibility_changes: int = 0
+    """How many times :meth:`refresh_eligibility` turned an operation's ``eligible`` flag
+    (only grows): with the same count, the regular selector's active operations are the same
+    between heartbeats (stage-local deactivations are undone at each stage's end)."""
+    fail_to_fit: dict[tuple[Vector, Vector], list[ScheduledOperation] | None] = field(
+        default_factory=dict
+    )
+    """``Scheduler._stages_idle``'s memo: per node ``(limits, usage)``, the active operations
+    none of whose waiting jobs fits (``None``: not all of them fail so), valid for
+    :attr:`fail_to_fit_epoch`."""
+    level_memo: tuple[int, int] | None = None
+    """``scheduler.activity_level``'s answer with the :attr:`eligibility_changes` it was
+    computed at."""
+    fail_to_fit_epoch: tuple[int, int] = (-1, -1)
+    """``(WAITING_EMPTINESS_CHANGES, eligibility_changes)`` when :attr:`fail_to_fit` was
+    filled."""
 
     def dispose(self, keep: dict[str, ScheduledOperation] | None = None) -> None:
         """Break the reference cycles of a replaced state (parents, selector heaps) so that
@@ -288,21 +308,18 @@ class TreeState:
     def apply_usage_delta(self, op: ScheduledOperation, delta: Vector) -> None:
         """Live usage of ``op`` (and its ancestors) changed by ``delta``.
 
-        Runs for every start and end of an allocation: the walk up the ancestors is native
+        Runs for every start and end of an allocation: the walk up the ancestors
         (:func:`~ytsched.scheduling.selector.add_usage`, the same additions in the same
-        order), the operation's new usage is kept for its satisfaction
-        (:meth:`ElementState.update_local_sat` inline), and the regular selector is refreshed
-        only when that satisfaction changed (the same test :meth:`Selector.refresh` starts
-        with); the preemptive selectors' loop runs only for an operation that has places
-        there."""
-        own = op.element
-        add_usage(own, delta)
-        sat = native_local_satisfaction(own.view, own.usage)  # ``ShareView.local_satisfaction``
-        own.local_sat = sat
-        node = own.node
-        if node is not None:
-            # The native refresh returns at once when the satisfaction did not change.
-            self.selector.core.refresh(node.id, sat)
+        order), the operation's new satisfaction (:meth:`ElementState.update_local_sat`) and
+        the regular selector's refresh (which does nothing when that satisfaction did not
+        change, the same test :meth:`Selector.refresh` starts with) are one native call
+        (``apply_usage`` in ``src/native/usage_sums.cpp``); the preemptive selectors' loop
+        runs only for an operation that has places there."""
+        # One native call: ``add_usage(own, delta)``, ``own.local_sat = sat =
+        # local_satisfaction(own.view, own.usage)``, and when ``own.node`` is not None
+        # ``self.selector.core.refresh(own.node.id, sat)`` (which returns at once when the
+        # satisfaction did not change).
+        _apply_usage(op.element, delta, self.selector.core)
         if op.preemptive_nodes:
             for preemptive_selector, preemptive_node in op.preemptive_nodes:
                 preemptive_selector.refresh(preemptive_node)
@@ -316,6 +333,7 @@ class TreeState:
         if eligible == op.eligible:
             return
         op.eligible = eligible
+        self.eligibility_changes += 1
         places = list(op.preemptive_nodes)
         if op.element.node is not None:
             places.append((self.selector, op.element.node))

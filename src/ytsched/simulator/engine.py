@@ -409,6 +409,11 @@ class Simulation:
 
     def _account_skipped(self, node: SimNode, stop: int) -> None:
         """Account the node's skipped (idle) heartbeats before its ``stop``-th."""
+        if stop <= node.next_tick:
+            # None skipped (a node woken by a job end within a period of its last heartbeat,
+            # mostly): ``account_idle_heartbeats`` would change nothing and return 0.
+            node.next_tick = stop
+            return
         count = self.scheduler.account_idle_heartbeats(
             node.address, node.phase, node.next_tick, stop, self.heartbeat_period
         )
