@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ytsched.errors import YtschedError
 from ytsched.pooltree import Job, JobState, Operation
 from ytsched.pooltree.ephemeral import EPHEMERAL_SUBPOOL_DELIMITER
+from ytsched.pooltree.operations import WAITING_EMPTINESS_CHANGES
 from ytsched.server.auth import DEFAULT_POOL_TREES_ACL
 from ytsched.server.cluster import OperationRecord, iso
 from ytsched.server.errors import ApiError
@@ -289,4 +290,7 @@ def _restore_jobs(cluster: Cluster, live: Operation, rows: list[JobRow]) -> None
                 or (again and task.spec.restart_completed_jobs)
             ):
                 waiting.append(index)
+        if bool(waiting) != bool(task.waiting):
+            # Kept exact for any tree state alive now (``Scheduler._stages_idle``'s memo).
+            WAITING_EMPTINESS_CHANGES[0] += 1
         task.waiting = waiting
