@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from tests.pooltree.helpers import scheduler, vanilla
 from ytsched.pooltree import PoolTrees, snapshot
 from ytsched.pooltree.errors import SchedulerError
-from ytsched.pooltree.operations import OperationState
+from ytsched.pooltree.input_marks import FanOutMarks, OperationInputs
+from ytsched.pooltree.operations import NO_MARKS, OperationState
 
 _ACTIONS_LIST = [
     "start",
@@ -173,3 +174,27 @@ def test_each_change_alone_reaches_the_snapshot(action: str) -> None:
     fresh = snapshot.to_snapshot(tree, 2.0, tree.last_update_time, total)
     assert repr(memoized.operations) == repr(fresh.operations)
     assert repr(memoized.pools) == repr(fresh.pools)
+
+
+def test_marks_reach_every_tree_that_registered_the_operation() -> None:
+    """An operation whose spec two trees' snapshots read marks both (``FanOutMarks``);
+    registering again changes nothing; before any registration nothing is marked."""
+    trees = _trees()
+    entry = trees.tree("physical").operations["op1"]
+    operation = entry.operation
+    assert operation.change_marks is NO_MARKS
+    operation.change_marks.add("op1")
+    assert not NO_MARKS
+    first, second = OperationInputs(), OperationInputs()
+    first.register(entry)
+    assert operation.change_marks is first.marks
+    second.register(entry)
+    second.register(entry)
+    first.register(entry)
+    assert isinstance(operation.change_marks, FanOutMarks)
+    assert len(operation.change_marks.targets) == 2
+    task = next(iter(operation.tasks.values()))
+    operation.start_job(task.name, 1.0, tree="physical")
+    assert first.marks == second.marks == {"op1"}
+    entry.weight = 3.0
+    assert first.marks == second.marks == {"op1"}

@@ -10,7 +10,7 @@ What a spec is computed from (``snapshot._spec_inputs``), and how each reaches t
 
 * the operation's jobs, tasks and usage flags: ``Operation.start_job``, ``_end_job`` and
   ``release_job_usage``, the only changes of them (the same argument as the memos':
-  ``snapshot._memoized_usage``), call ``Operation.mark_changed``; so does a state change
+  ``snapshot._memoized_usage``), mark the operation; so does a state change
   (``Operation._transition``, the only assignment of ``state`` after construction).  The spec
   object, type and start time of an operation are never replaced after construction;
 * the tree's entry (pool, weight, limits, running): ``TreeOperation.__setattr__`` marks on
@@ -21,8 +21,9 @@ What a spec is computed from (``snapshot._spec_inputs``), and how each reaches t
   identity); an entry not seen before gets its spec built, registers :attr:`marks` in its
   operation, and the others keep theirs.
 
-``Operation.mark_changed`` adds the operation's id to every set in its ``change_marks``; the
-snapshot registers :attr:`marks` there when it first builds the operation's spec in this tree.
+Each of these adds the operation's id to its ``change_marks``, which the snapshot sets to
+:attr:`marks` (or to a set forwarding to several trees' marks) when it first builds the
+operation's spec in this tree.
 An operation not marked since the last snapshot therefore has the very inputs it had then,
 and its spec from then is equal, field by field and bit for bit, to a fresh one
 (``snapshot._spec_inputs``).  Marks are a superset (a mark for a change that was undone, or for
@@ -33,6 +34,8 @@ turn out equal).
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+from ytsched.pooltree.operations import NO_MARKS
 
 if TYPE_CHECKING:
     from ytsched.fairshare.model import OperationSpec
@@ -64,10 +67,33 @@ class OperationInputs:
         """Their names then."""
 
     def register(self, entry: TreeOperation) -> None:
-        """Have the entry's operation mark :attr:`marks` from now on (once per operation)."""
-        sinks = entry.operation.change_marks
+        """Have the entry's operation mark :attr:`marks` from now on (idempotent): its
+        ``change_marks`` become :attr:`marks` (the operation is in no other tree's), or a
+        :class:`FanOutMarks` over the trees' marks."""
+        operation = entry.operation
+        current = operation.change_marks
         marks = self.marks
-        for sink in sinks:
-            if sink is marks:
-                return
-        sinks.append(marks)
+        if current is marks:
+            return
+        if current is NO_MARKS:
+            operation.change_marks = marks
+        elif isinstance(current, FanOutMarks):
+            if not any(target is marks for target in current.targets):
+                current.targets.append(marks)
+        else:
+            operation.change_marks = FanOutMarks([current, marks])
+
+
+class FanOutMarks(set[str]):
+    """The change marks of an operation in several trees: ``add`` adds to each tree's marks
+    (the set itself stays empty)."""
+
+    __slots__ = ("targets",)
+
+    def __init__(self, targets: list[set[str]]) -> None:
+        super().__init__()
+        self.targets = targets
+
+    def add(self, element: str) -> None:
+        for target in self.targets:
+            target.add(element)

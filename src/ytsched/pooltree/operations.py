@@ -172,6 +172,19 @@ class Task:
         )
 
 
+class _NoMarks(set[str]):
+    """:data:`NO_MARKS`: a set that stays empty (``add`` does nothing)."""
+
+    __slots__ = ()
+
+    def add(self, element: str) -> None:
+        """Nothing: no tree reads the operation's changes yet."""
+
+
+NO_MARKS: set[str] = _NoMarks()
+"""The change marks of an operation no tree's snapshot has registered (shared, always empty)."""
+
+
 class Operation:
     """An operation: spec, tasks and jobs, state and history."""
 
@@ -210,11 +223,13 @@ class Operation:
         """How many times :meth:`release_job_usage` released a running job's usage (never
         decreases): with the same count, no job's ``usage_released`` changed in between, which
         lets ``ytsched.pooltree.snapshot`` reuse a usage sum without visiting the jobs."""
-        self.change_marks: list[set[str]] = []
-        """Sets this operation's id is added to whenever an input of its engine input changes
-        (a job starts or ends, a usage is released, the state changes: :meth:`mark_changed`).
-        Each tree's snapshot registers one (``ytsched.pooltree.input_marks``) and rebuilds the
-        engine input of the marked operations only."""
+        self.change_marks: set[str] = NO_MARKS
+        """Where this operation's id is added whenever an input of its engine input changes
+        (a job starts or ends, a usage is released, the state changes): the marks of the
+        tree whose snapshot reads it (``ytsched.pooltree.input_marks``, which rebuilds the
+        engine input of the marked operations only, registers them), a set forwarding to
+        several trees' marks, or :data:`NO_MARKS` before any snapshot.  One C call per
+        change on the job paths."""
         self.exact_usage = ExactUsage()
         """The running jobs' usage as exact integer sums (kept by :meth:`start_job`,
         :meth:`_end_job` and :meth:`release_job_usage`; read by ``ytsched.pooltree.snapshot``)."""
@@ -270,12 +285,7 @@ class Operation:
             return
         self.transitions.append(Transition(now, self.state, to, reason))
         self.state = to
-        self.mark_changed()
-
-    def mark_changed(self) -> None:
-        """Add the id to every set in :attr:`change_marks`."""
-        for marks in self.change_marks:
-            marks.add(self.id)
+        self.change_marks.add(self.id)
 
     def set_tree_state(self, tree: str, state: str, now: float, reason: str) -> None:
         """Record the state in one tree; the overall state follows once started.
@@ -390,7 +400,7 @@ class Operation:
         self.jobs[job_id] = job
         self.running_jobs[job_id] = job
         self.job_changes += 1
-        self.mark_changed()
+        self.change_marks.add(self.id)
         self.exact_usage.started(job)
         if self.tentative_trees and tree is not None:
             self._eligibility(task_name).on_started(tree, tree in self.tentative_trees, now)
@@ -405,7 +415,7 @@ class Operation:
             self.exact_usage.released(job)
             job.usage_released = True
             self.usage_releases += 1
-            self.mark_changed()
+            self.change_marks.add(self.id)
 
     def running_job(self, job_id: str) -> Job:
         job = self.running_jobs.get(job_id)
@@ -437,7 +447,7 @@ class Operation:
 
     def _end_job(self, job: Job, state: JobState, now: float, reason: str | None) -> None:
         self.job_changes += 1
-        self.mark_changed()
+        self.change_marks.add(self.id)
         job.state = state
         watch = job.watch
         if watch is not None:

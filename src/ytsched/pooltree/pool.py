@@ -117,11 +117,12 @@ class TreeOperation:
 
     def __setattr__(self, name: str, value: object) -> None:
         """Set a field; a field the operation's engine input reads (pool, weight, limits,
-        running) marks the operation changed (``Operation.mark_changed``), so that the next
+        running) marks the operation changed (``Operation.change_marks``), so that the next
         snapshot rebuilds its input (``ytsched.pooltree.input_marks``)."""
         object.__setattr__(self, name, value)
         if name in _INPUT_FIELDS:
-            self.operation.mark_changed()
+            operation = self.operation
+            operation.change_marks.add(operation.id)
 
     @property
     def id(self) -> str:
