@@ -1028,6 +1028,133 @@ const SChain& max_fit_factor_in_workspace(const VChain& f, const Vec& limits,
     return w.acc;
 }
 
+namespace {
+
+// The cursors of ``pointwise_min``'s merged walk: the next point ``p`` (not yet taken), each
+// chain's index of its first point at or after ``p``, and the last step's point and right limits.
+struct MinWalk {
+    const double* ax;
+    const double* ay;
+    std::size_t na;
+    const double* bx;
+    const double* by;
+    std::size_t nb;
+    std::size_t ia, ib;
+    double p, rb, previous, prev_ra, prev_rb;
+};
+
+// The steps of ``pointwise_min`` while one chain (``low``: B if ``BLow``, else A) stays strictly
+// below the other (``high``), taken without the high chain's interpolation where a bound proves
+// it is not needed. Returns before the first step it cannot prove (a point of both chains, the
+// last point ``rb``, a step where the chains meet or may meet): the general step takes it.
+//
+// On the MFFBS of 1k / 10k's pools 89% of the minimum's steps are taken here; a run of the low
+// chain's points before the high chain's next point checks its segment once and reads no value
+// of the high chain but its segment's start.
+//
+// Why the output is the general step's, double for double: a step at ``p`` pushes
+// ``min(low, high)`` of the left limits, then (on a jump, or a NaN) of the right limits, after a
+// crossing search that runs only when the order of the previous right limits flips; strictly
+// below means ``min`` is the low value itself (``a < b ? a : b`` picks ``b`` on a tie, so ties,
+// signed zeros included, go to the general step) and there is no crossing.
+// * ``p`` a point of the high chain only: the low value is the same ``interpolate`` call as the
+//   general step's, compared with the high chain's exact values; the right-limit push repeats the
+//   left point (the low chain has no jump here), which the merge rule leaves unchanged.
+// * ``p`` a point of the low chain only: the high value would be ``interpolate(x0, y0, x1, y1, p)``
+//   on its segment with ``x0 <= p < x1``. With ``x1 - x0`` finite, ``t`` is in [0, 1]; with
+//   ``d = y1 - y0`` finite and ``>= 0``, ``y0 + d t >= y0`` (t < 0.5) and, for t >= 0.5,
+//   ``d (1 - t) <= d / 2 <= y1 - y0`` (as reals, ``d`` rounded by at most half an ulp), so
+//   ``y1 - d (1 - t) >= y0``: rounding to nearest is monotone, so the computed value is at least
+//   ``y0``. Both low limits strictly below ``y0`` are then strictly below the high value.
+// The previous high right limit is kept as a bound (``y0``, or the exact value): the general
+// step reads it only through its order with the low one, which the bound keeps.
+template <bool BLow>
+void min_dominated_steps(MinWalk& m, RawChain<double>& w) {
+    const double* lx = BLow ? m.bx : m.ax;
+    const double* ly = BLow ? m.by : m.ay;
+    const std::size_t nl = BLow ? m.nb : m.na;
+    const double* hx = BLow ? m.ax : m.bx;
+    const double* hy = BLow ? m.ay : m.by;
+    const std::size_t nh = BLow ? m.na : m.nb;
+    std::size_t il = BLow ? m.ib : m.ia;
+    std::size_t ih = BLow ? m.ia : m.ib;
+    constexpr double finite = std::numeric_limits<double>::max();
+    const double rb = m.rb;
+    double p = m.p;
+    double previous = m.previous;
+    double prev_low = BLow ? m.prev_rb : m.prev_ra;
+    double prev_high = BLow ? m.prev_ra : m.prev_rb;
+    // The next point in the general step's order (``nxa < nxb ? nxa : nxb``, then ``rb``).
+    auto next_point = [&]() {
+        const double nxa = BLow ? hx[ih] : lx[il];
+        const double nxb = BLow ? lx[il] : hx[ih];
+        const double q = nxa < nxb ? nxa : nxb;
+        return q > rb ? rb : q;
+    };
+    while (p < rb) {
+        const double xl = lx[il];
+        const double xh = hx[ih];
+        if (xh == p) {
+            if (xl == p) break;
+            const double lh = hy[ih];
+            double rh = lh;
+            const bool jump = ih + 1 < nh && hx[ih + 1] == p;
+            if (jump) rh = hy[ih + 1];
+            const double v = interpolate(lx[il - 1], ly[il - 1], xl, ly[il], p);
+            if (!(v < lh && v < rh)) break;
+            ih += jump ? 2 : 1;
+            w.push(p, v);
+            previous = p;
+            prev_low = v;
+            prev_high = rh;
+            if (ih >= nh) fail("pointwise_min: ran past a function's end");
+            p = next_point();
+            continue;
+        }
+        if (xl != p || ih == 0 || il + 1 >= nl) break;
+        // The low chain's points before the high chain's next one share one bound: ``y0``.
+        const double x0 = hx[ih - 1];
+        const double y0 = hy[ih - 1];
+        const double d = hy[ih] - y0;
+        if (!(xh - x0 <= finite && d >= 0.0 && d <= finite)) break;
+        while (true) {
+            // Here ``p == lx[il] < xh``, ``p < rb`` and ``il + 1 < nl``.
+            const double v = ly[il];
+            if (lx[il + 1] == p) {
+                const double r = ly[il + 1];
+                if (!((x0 <= p) & (v < y0) & (r < y0))) goto done;
+                il += 2;
+                w.push(p, v);
+                w.push(p, r);
+                prev_low = r;
+                if (il >= nl) fail("pointwise_min: ran past a function's end");
+            } else {
+                if (!((x0 <= p) & (v < y0))) goto done;
+                il += 1;
+                w.push(p, v);
+                prev_low = v;
+            }
+            previous = p;
+            prev_high = y0;
+            // The next point is the low chain's (the general order's minimum) while it is
+            // before both ``xh`` and ``rb``.
+            const double nxl = lx[il];
+            if (!(nxl < xh && nxl < rb && il + 1 < nl)) break;
+            p = nxl;
+        }
+        p = next_point();
+    }
+done:
+    (BLow ? m.ib : m.ia) = il;
+    (BLow ? m.ia : m.ib) = ih;
+    m.p = p;
+    m.previous = previous;
+    (BLow ? m.prev_rb : m.prev_ra) = prev_low;
+    (BLow ? m.prev_ra : m.prev_rb) = prev_high;
+}
+
+}  // namespace
+
 // ``plf.pointwise_min`` with its crossing search, in one merged pass over both chains' points.
 SChain pointwise_min(const SChain& A, const SChain& B) {
     SChain out;
@@ -1127,13 +1254,28 @@ void pointwise_min(const SChain& A, const SChain& B, SChain& out) {
         previous = p;
         prev_ra = ra;
         prev_rb = rbv;
-        ja0 = ia - 1;
-        jb0 = ib - 1;
         if (ia >= na || ib >= nb) fail("pointwise_min: ran past a function's end");
         const double nxa = ax[ia];
         const double nxb = bx[ib];
         p = nxa < nxb ? nxa : nxb;
         if (p > rb) p = rb;
+        // While one chain stays strictly below, its steps skip the other's interpolation.
+        if (prev_ra < prev_rb || prev_rb < prev_ra) {
+            MinWalk m{ax.data(), ay.data(), na, bx.data(), by.data(), nb,
+                      ia, ib, p, rb, previous, prev_ra, prev_rb};
+            if (prev_ra < prev_rb)
+                min_dominated_steps<false>(m, w);
+            else
+                min_dominated_steps<true>(m, w);
+            ia = m.ia;
+            ib = m.ib;
+            p = m.p;
+            previous = m.previous;
+            prev_ra = m.prev_ra;
+            prev_rb = m.prev_rb;
+        }
+        ja0 = ia - 1;
+        jb0 = ib - 1;
     }
 }
 
