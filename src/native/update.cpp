@@ -309,6 +309,16 @@ struct SpareBuffers {
 
 thread_local SpareBuffers t_spare;
 
+// Exchange a row's reusable buffers with a spare row's (taking them and handing them back are
+// the same swaps).
+void swap_row_buffers(Element& el, SpareRow& spare) noexcept {
+    el.fsbs.x.swap(spare.fsbs.x);
+    el.fsbs.y.swap(spare.fsbs.y);
+    el.mffbs.x.swap(spare.mffbs.x);
+    el.mffbs.y.swap(spare.mffbs.y);
+    el.children.swap(spare.children);
+}
+
 class Engine {
 public:
     // The table's rows are constructed here, in ranges on the engine's threads (its allocator
@@ -382,12 +392,7 @@ public:
         const std::size_t rows = std::min(e_.size(), spare.rows.size());
         for (std::size_t k = 0; k < rows; ++k) {
             Element& el = e_[k];
-            SpareRow& from = spare.rows[k];
-            el.fsbs.x.swap(from.fsbs.x);
-            el.fsbs.y.swap(from.fsbs.y);
-            el.mffbs.x.swap(from.mffbs.x);
-            el.mffbs.y.swap(from.mffbs.y);
-            el.children.swap(from.children);
+            swap_row_buffers(el, spare.rows[k]);
             el.fsbs.x.clear();
             el.fsbs.y.clear();
             el.mffbs.x.clear();
@@ -409,15 +414,7 @@ public:
         } catch (...) {
             return;  // nothing kept: the next update allocates as usual
         }
-        for (std::size_t k = 0; k < e_.size(); ++k) {
-            Element& el = e_[k];
-            SpareRow& to = spare.rows[k];
-            to.fsbs.x.swap(el.fsbs.x);
-            to.fsbs.y.swap(el.fsbs.y);
-            to.mffbs.x.swap(el.mffbs.x);
-            to.mffbs.y.swap(el.mffbs.y);
-            to.children.swap(el.children);
-        }
+        for (std::size_t k = 0; k < e_.size(); ++k) swap_row_buffers(e_[k], spare.rows[k]);
         spare.workers.swap(workers_);
     }
 
