@@ -14,6 +14,8 @@
 // addition, as in CPython.
 
 #include <Python.h>
+#include <cstddef>
+#include <iterator>
 
 #include "usage_sums.hpp"
 
@@ -673,7 +675,8 @@ int ytsched_add_usage_sums(PyObject* module) {
                         &g_constant,     &g_fair_share_is_zero, &g_fair_amounts, &g_measured,
                         &g_all_blocked,  &g_fair_share,     &g_ratio_measured, &g_view,
                         &g_local_sat,    &g_node,           &g_id,       &g_refresh};
-  for (int i = 0; i < 16; ++i) {
+  static_assert(std::size(names) == std::size(slots), "one interned name per slot");
+  for (std::size_t i = 0; i < std::size(names); ++i) {
     if (*slots[i] == nullptr) {
       *slots[i] = PyUnicode_InternFromString(names[i]);
       if (*slots[i] == nullptr) return -1;

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import gc
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -59,7 +59,7 @@ from ytsched.scheduling.preemptible import (
 )
 from ytsched.scheduling.preemption import preemptive_scheduling_due, run_preemptive_stages
 from ytsched.scheduling.satisfaction import RESOURCE_EPSILON, fits
-from ytsched.scheduling.selector import _NATIVE as native_usage
+from ytsched.scheduling.selector import walk_passes
 from ytsched.scheduling.state import ScheduledOperation, TreeState
 
 if TYPE_CHECKING:
@@ -842,8 +842,6 @@ def collector_paused() -> Iterator[None]:
 
 _MIN_NEEDED = DeactivationReason.MIN_NEEDED_RESOURCES_UNSATISFIED.value
 
-_walk_passes: Callable[..., Any] = native_usage.walk_passes
-
 
 def last_pass_time(
     last: float | None, backoff: float, phase: float, first: int, stop: int, period: float
@@ -864,7 +862,7 @@ def last_pass_time(
     # sums and comparisons in the same order, without the ``None`` test per tick.  Native
     # for floats (``walk_passes``, the same doubles: this loop runs for every skipped tick of
     # a woken node at such periods); in Python for anything else.
-    walked = _walk_passes(last, backoff, phase, first, stop, period, always)
+    walked = walk_passes(last, backoff, phase, first, stop, period, always)
     if walked is not NotImplemented:
         return latest if walked is None else walked
     for k in range(first, stop):

@@ -79,6 +79,15 @@ fits: Callable[[Vector, Vector], bool] = _NATIVE.fits
 local_satisfaction: Callable[[ShareView, Vector], float] = _NATIVE.local_satisfaction
 """``ShareView.local_satisfaction(view, usage)`` (its body)."""
 
+apply_usage: Callable[[ElementState, Vector, object], None] = _NATIVE.apply_usage
+"""``apply_usage(element, delta, core)``: :func:`add_usage`, then the element's ``local_sat``
+from :func:`local_satisfaction` and, when it has a node, ``core.refresh(node.id, sat)`` (see
+``TreeState.apply_usage_delta``), in one call."""
+
+walk_passes: Callable[..., float | None] = _NATIVE.walk_passes
+"""``scheduler.last_pass_time``'s tick walk for floats (``NotImplemented`` for anything else:
+the caller then walks in Python)."""
+
 
 class SelectorNode:
     """An element's place in one selector: the handle of its native id."""

@@ -13,7 +13,7 @@ ratios, the selector and the preemptible lists current.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ytsched.config.resources import ResourceAmounts
@@ -26,8 +26,7 @@ from ytsched.pooltree.tree import PoolTree
 from ytsched.resources import Vector
 from ytsched.scheduling.preemptible import PreemptibleList, PreemptionBounds
 from ytsched.scheduling.satisfaction import ShareView
-from ytsched.scheduling.selector import _NATIVE as native_usage
-from ytsched.scheduling.selector import Selector, SelectorNode
+from ytsched.scheduling.selector import Selector, SelectorNode, apply_usage
 from ytsched.scheduling.starvation import (
     PreemptionPriority,
     SchedulableStatus,
@@ -37,10 +36,6 @@ from ytsched.scheduling.starvation import (
 )
 
 MS = 1000.0
-
-_apply_usage: Callable[[ElementState, Vector, object], None] = native_usage.apply_usage
-"""``apply_usage(element, delta, core)`` (``src/native/usage_sums.cpp``): see
-:meth:`TreeState.apply_usage_delta`."""
 
 PREEMPTION_HISTORY_LIMIT = 64
 """How many preemptions (suffered and caused) an operation remembers for ``explain``."""
@@ -319,7 +314,7 @@ class TreeState:
         # local_satisfaction(own.view, own.usage)``, and when ``own.node`` is not None
         # ``self.selector.core.refresh(own.node.id, sat)`` (which returns at once when the
         # satisfaction did not change).
-        _apply_usage(op.element, delta, self.selector.core)
+        apply_usage(op.element, delta, self.selector.core)
         if op.preemptive_nodes:
             for preemptive_selector, preemptive_node in op.preemptive_nodes:
                 preemptive_selector.refresh(preemptive_node)
