@@ -16,6 +16,7 @@
 #include <new>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <utility>
 
 #if defined(__linux__)
@@ -88,19 +89,79 @@ struct Element {
 // The element table of a large tree is hundreds of megabytes written once: on Linux it is
 // asked for transparent huge pages, so the kernel faults it in 2 MiB at a time instead of 4 KiB
 // (10k pools / 100k operations: ~40,000 page faults fewer per update).  Same memory either way.
+//
+// Blocks that large are mapped afresh by malloc and unmapped when freed, so every update
+// faulted its whole table in again: the kernel zeroes each huge page (1k pools / 10k
+// operations: 8 huge pages, ~2-3 ms of the setup's CPU).  The last freed table is kept instead
+// (``KeptTable``) and handed to the next update whose table fits it: consecutive updates of
+// one tree ask for the same size, and its pages are already faulted in.  A process holds at
+// most one kept table (the largest update's, at most kMaxKeptTableBytes); see
+// docs/decisions.md ("The element table kept between updates").
+constexpr std::size_t kHugePage = std::size_t{2} << 20;
+constexpr std::size_t kMaxKeptTableBytes = std::size_t{1} << 30;
+
+class KeptTable {
+public:
+    // A kept block of at least ``bytes`` (a multiple of kHugePage) and at most twice that, or
+    // nullptr (the caller maps a fresh one).  A kept block too small or too large is freed:
+    // the tree has changed size, and the next free keeps the new table instead.
+    void* take(std::size_t bytes) noexcept {
+        void* stale = nullptr;
+        void* taken = nullptr;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (block_ != nullptr) {
+                if (bytes_ >= bytes && bytes_ / 2 <= bytes) {
+                    taken = block_;
+                } else {
+                    stale = block_;
+                }
+                block_ = nullptr;
+                bytes_ = 0;
+            }
+        }
+        std::free(stale);
+        return taken;
+    }
+
+    // Keeps ``block`` (``bytes`` long) if no block is kept yet and it is not too large, else
+    // frees it.
+    void give(void* block, std::size_t bytes) noexcept {
+        if (bytes <= kMaxKeptTableBytes) {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (block_ == nullptr) {
+                block_ = block;
+                bytes_ = bytes;
+                return;
+            }
+        }
+        std::free(block);
+    }
+
+private:
+    std::mutex mutex_;
+    void* block_ = nullptr;
+    std::size_t bytes_ = 0;
+};
+
+KeptTable g_kept_table;
+
 template <class T>
 struct HugePageAllocator {
     using value_type = T;
     HugePageAllocator() = default;
     template <class U>
     HugePageAllocator(const HugePageAllocator<U>&) {}
+    static std::size_t huge_bytes(std::size_t count) {
+        return (count * sizeof(T) + kHugePage - 1) / kHugePage * kHugePage;
+    }
     T* allocate(std::size_t count) {
         const std::size_t bytes = count * sizeof(T);
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-        constexpr std::size_t kHuge = std::size_t{2} << 20;
-        if (bytes >= kHuge) {
-            const std::size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
-            void* p = std::aligned_alloc(kHuge, rounded);
+        if (bytes >= kHugePage) {
+            const std::size_t rounded = huge_bytes(count);
+            if (void* kept = g_kept_table.take(rounded)) return static_cast<T*>(kept);
+            void* p = std::aligned_alloc(kHugePage, rounded);
             if (p == nullptr) throw std::bad_alloc();
             madvise(p, rounded, MADV_HUGEPAGE);  // advice only: failure changes nothing
             return static_cast<T*>(p);
@@ -110,7 +171,15 @@ struct HugePageAllocator {
         if (p == nullptr) throw std::bad_alloc();
         return static_cast<T*>(p);
     }
-    void deallocate(T* p, std::size_t) noexcept { std::free(p); }
+    void deallocate(T* p, std::size_t count) noexcept {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+        if (count * sizeof(T) >= kHugePage) {
+            g_kept_table.give(p, huge_bytes(count));
+            return;
+        }
+#endif
+        std::free(p);
+    }
     // Default construction and destruction are left to the owner: the engine constructs the
     // element table's rows on its threads (``Engine::Engine``), so the table's pages are first
     // written (and faulted in) in parallel instead of on the caller, and destroys them there
