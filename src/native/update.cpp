@@ -388,13 +388,49 @@ void swap_row_buffers(Element& el, SpareRow& spare) noexcept {
     el.children.swap(spare.children);
 }
 
+// Row ``k`` of the flat input into its element (the engine's constructor calls it for each row
+// it constructs).
+void read_row(Element& el, const double* in_f, const int32_t* in_i, int64_t k) {
+    const double* f = in_f + k * kInF;
+    const int32_t* i = in_i + k * kInI;
+    el.parent = i[kInParent];
+    el.is_op = i[kInIsOp] != 0;
+    el.fifo = i[kInFifo] != 0;
+    el.weight = f[kInWeight];
+    el.weight_explicit = i[kInWeightExplicit] != 0;
+    el.demand = get(f, kInDemand);
+    el.usage = get(f, kInUsage);
+    el.limits = get(f, kInLimits);
+    el.sg_mask = static_cast<uint8_t>(i[kInSgMask]);
+    el.explicit_sg = get(f, kInExplicitSg);
+    el.itype = i[kInIntegralType];
+    el.flow = get(f, kInFlow);
+    el.burst = get(f, kInBurst);
+    el.relaxed_mult = f[kInRelaxedMult];
+    el.relaxed_mult_set = i[kInRelaxedMultSet] != 0;
+    el.can_accept = i[kInCanAccept] != 0;
+    el.should_distribute = i[kInShouldDistribute];
+    for (int p = 0; p < 3; ++p) el.params[p] = i[kInFifoParam0 + p];
+    el.start_time = f[kInStartTime];
+    el.pending = f[kInPendingJobs];
+    el.promised_flag = i[kInPromised] != 0;
+    el.fifo_reorder = i[kInFifoReorder] != 0;
+    el.step_enabled = i[kInStepEnabled] != 0;
+    el.gang = i[kInGang] != 0;
+    el.volume = get(f, kInVolume);
+    el.last_ratio = f[kInLastRatio];
+}
+
 class Engine {
 public:
     // The table's rows are constructed here, in ranges on the engine's threads (its allocator
-    // leaves default construction to us), before anything else can throw.  Should the
-    // thread pool itself fail (it allocates), the ranges not marked done are constructed on
-    // the caller, so every row is constructed exactly once before the table can be destroyed.
-    Engine(int64_t n, const Options& options)
+    // leaves default construction to us), and each row is read from the flat input
+    // (``read_row``) right after it is constructed, while it is in the cache (a second pass over
+    // the table's 16 MiB at 1k pools / 10k operations read it back from memory), before
+    // anything else can throw.  Should the thread pool itself fail (it allocates), the ranges
+    // not marked done are constructed on the caller, so every row is constructed exactly once
+    // before the table can be destroyed.
+    Engine(int64_t n, const Options& options, const double* in_f, const int32_t* in_i)
         : e_(static_cast<std::size_t>(n)), o_(options), reuse_(static_cast<std::size_t>(n) <= kReuseRows) {
         Element* rows = e_.data();
         const auto range_rows = static_cast<int64_t>(kMinParallelRows);
@@ -405,7 +441,10 @@ public:
         try {
             done = std::vector<std::atomic<bool>>(static_cast<std::size_t>((n + range_rows - 1) / range_rows));
             for_row_ranges(n, [&](int64_t from, int64_t to) {
-                construct(from, to);
+                for (int64_t k = from; k < to; ++k) {
+                    ::new (static_cast<void*>(rows + k)) Element();
+                    read_row(rows[k], in_f, in_i, k);
+                }
                 done[static_cast<std::size_t>(from / range_rows)].store(true, std::memory_order_release);
             });
         } catch (...) {
@@ -1567,55 +1606,25 @@ void run_update(int64_t n, const double* in_f, const int32_t* in_i, const Option
                 double* out_f, int32_t* out_i, Errors& errors) {
     if (n <= 0) throw EngineError("the tree has no elements");
     auto setup_start = std::chrono::steady_clock::now();
-    Engine engine(n, options);
-    engine.errors_ = &errors;
-    auto& e = engine.e_;
     // The parent links are checked first, in row order (so the first bad row names the error),
-    // then the rows are read into the element table, shared out on large trees.
+    // then the rows are read into the element table as it is constructed (shared out on large
+    // trees).
+    int root = -1;
     for (int64_t k = 0; k < n; ++k) {
         const int32_t parent = in_i[k * kInI + kInParent];
         if (parent < 0) {
-            if (engine.root_ >= 0) throw EngineError("more than one root");
-            engine.root_ = static_cast<int>(k);
+            if (root >= 0) throw EngineError("more than one root");
+            root = static_cast<int>(k);
         } else if (parent >= n) {
             throw EngineError("parent index out of range");
         }
     }
-    if (engine.root_ < 0) throw EngineError("no root");
-    e[static_cast<std::size_t>(engine.root_)].is_root = true;
-    for_row_ranges(n, [&](int64_t from, int64_t to) {
-        for (int64_t k = from; k < to; ++k) {
-            const double* f = in_f + k * kInF;
-            const int32_t* i = in_i + k * kInI;
-            Element& el = e[static_cast<std::size_t>(k)];
-            el.parent = i[kInParent];
-            el.is_op = i[kInIsOp] != 0;
-            el.fifo = i[kInFifo] != 0;
-            el.weight = f[kInWeight];
-            el.weight_explicit = i[kInWeightExplicit] != 0;
-            el.demand = get(f, kInDemand);
-            el.usage = get(f, kInUsage);
-            el.limits = get(f, kInLimits);
-            el.sg_mask = static_cast<uint8_t>(i[kInSgMask]);
-            el.explicit_sg = get(f, kInExplicitSg);
-            el.itype = i[kInIntegralType];
-            el.flow = get(f, kInFlow);
-            el.burst = get(f, kInBurst);
-            el.relaxed_mult = f[kInRelaxedMult];
-            el.relaxed_mult_set = i[kInRelaxedMultSet] != 0;
-            el.can_accept = i[kInCanAccept] != 0;
-            el.should_distribute = i[kInShouldDistribute];
-            for (int p = 0; p < 3; ++p) el.params[p] = i[kInFifoParam0 + p];
-            el.start_time = f[kInStartTime];
-            el.pending = f[kInPendingJobs];
-            el.promised_flag = i[kInPromised] != 0;
-            el.fifo_reorder = i[kInFifoReorder] != 0;
-            el.step_enabled = i[kInStepEnabled] != 0;
-            el.gang = i[kInGang] != 0;
-            el.volume = get(f, kInVolume);
-            el.last_ratio = f[kInLastRatio];
-        }
-    });
+    if (root < 0) throw EngineError("no root");
+    Engine engine(n, options, in_f, in_i);
+    engine.errors_ = &errors;
+    engine.root_ = root;
+    auto& e = engine.e_;
+    e[static_cast<std::size_t>(root)].is_root = true;
     for (int64_t k = 0; k < n; ++k) {
         const int p = e[static_cast<std::size_t>(k)].parent;
         if (p >= 0) {
