@@ -29,7 +29,7 @@ from ytsched.pooltree.tree import PoolTree
 from ytsched.resources import EPSILON, INFINITE_AMOUNT, RESOURCE_NAMES, ZERO, Vector
 from ytsched.scheduling.preemptible import PreemptionBounds
 from ytsched.scheduling.satisfaction import ShareView
-from ytsched.scheduling.selector import Selector, SelectorNode
+from ytsched.scheduling.selector import Selector, SelectorNode, sum_usages
 from ytsched.scheduling.starvation import (
     PreemptionPriority,
     SchedulableStatus,
@@ -836,6 +836,7 @@ def build_tree_state(
         for op in operations.values():
             steps.run(op)
     starvation.update(steps.states)
+    sum_usages(steps.usages)
     limited_elements.extend(steps.limited)
     priority_operations, has_graceful = steps.priority_operations, steps.graceful
     root.update_local_sat()
@@ -936,7 +937,8 @@ class _OperationSteps:
     results are folded in the same order): :func:`_operation_starvation` (the pools'
     pointers must be set), the operation's entry in :attr:`states` (added to the
     ``starvation`` map after the pools', as :func:`build_tree_state` fills it from its
-    elements), :func:`_fill_usage`'s operation part (the caller then updates the pools' local
+    elements), :func:`_fill_usage`'s operation part (the ancestors' sums gathered in
+    :attr:`usages`; the caller then sums them and updates the pools' local
     satisfaction), the operations with ``resource_limits`` in :attr:`limited` (after the
     pools', in element order), and :func:`_preemption_priorities`
     (:attr:`priority_operations`, :attr:`graceful`).
@@ -953,6 +955,7 @@ class _OperationSteps:
         "operation_only",
         "priority_operations",
         "states",
+        "usages",
     )
 
     def __init__(self, config: TreeConfig, now: float) -> None:
@@ -965,6 +968,10 @@ class _OperationSteps:
         self.priority_operations: list[ScheduledOperation] = []
         self.graceful = False
         """Whether any operation is graceful."""
+        self.usages: list[tuple[ElementState, Vector]] = []
+        """``(parent, total)`` of each operation with usage, in operation order: the caller
+        folds them into the ancestors' usages with one :func:`sum_usages` call (nothing in the
+        steps reads a pool's usage)."""
 
     def run(self, op: ScheduledOperation) -> None:
         """The steps of one operation, after its pool's (see the class)."""
@@ -1019,12 +1026,7 @@ class _OperationSteps:
         element.usage = memo[2]
         element.local_sat = memo[3]
         if total != ZERO:
-            u0, u1, u2, u3, u4 = total
-            ancestor: ElementState | None = parent
-            while ancestor is not None:
-                e = ancestor.usage
-                ancestor.usage = (e[0] + u0, e[1] + u1, e[2] + u2, e[3] + u3, e[4] + u4)
-                ancestor = ancestor.parent
+            self.usages.append((parent, total))
 
         if schedulable:
             # preemption_priority(element, operation_only), written out on the pointers just
@@ -1126,13 +1128,15 @@ def _fill_usage(
     never becomes ``-0.0`` (round-to-nearest gives ``-0.0`` only for ``-0.0 + -0.0``).
 
     An operation's own usage and satisfaction are functions of its view and its list's
-    ``total`` alone (:func:`_own_usage`), kept in its record with those very objects.
+    ``total`` alone (:func:`_own_usage`), kept in its record with those very objects.  The
+    ancestors' sums are one :func:`sum_usages` call over the operations' ``(parent, total)``
+    pairs in operation order (the same additions in the same order for each ancestor).
     """
+    usages: list[tuple[ElementState, Vector]] = []
     for op in operations.values():
         record = op.record
         total = record.allocations.total
-        element: ElementState | None = op.element
-        assert element is not None
+        element = op.element
         view = element.view
         memo = record.usage_memo
         if memo is None or memo[0] is not view or memo[1] is not total:
@@ -1140,14 +1144,10 @@ def _fill_usage(
             record.usage_memo = memo
         element.usage = memo[2]
         element.local_sat = memo[3]
-        if total == ZERO:
-            continue
-        u0, u1, u2, u3, u4 = total
-        element = element.parent
-        while element is not None:
-            e = element.usage
-            element.usage = (e[0] + u0, e[1] + u1, e[2] + u2, e[3] + u3, e[4] + u4)
-            element = element.parent
+        if total != ZERO:
+            assert element.parent is not None
+            usages.append((element.parent, total))
+    sum_usages(usages)
     for element in elements.values():
         if not element.is_operation:
             element.update_local_sat()
