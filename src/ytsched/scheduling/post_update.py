@@ -490,8 +490,7 @@ def _unchanged(
     own = starvation.get(operation.id)
     # _reset(op, parent, own or StarvationState(), reason, pending), less the fields that
     # build_tree_state's later passes assign for every operation whatever they held: usage,
-    # local_sat, status and the starving pointers (_OperationSteps), eligible (the
-    # selector's activation loop).
+    # local_sat, status, the starving pointers and eligible (_OperationSteps).
     element = op.element
     element.parent = parent
     element.aggressive_starvation_enabled = parent.aggressive_starvation_enabled
@@ -743,6 +742,7 @@ def build_tree_state(
     if fused:
         _pool_starvation(pool_elements, config, now)
     steps = _OperationSteps(config, now)
+    run_steps = steps.run
 
     operations: dict[str, ScheduledOperation] = {}
     by_pool: dict[str, list[ScheduledOperation]] = {}
@@ -808,12 +808,11 @@ def build_tree_state(
                 keys,
                 row,
             )
-        element = op.element
-        elements[op_id] = element
+        elements[op_id] = op.element
         operations[op_id] = op
         context[3].append(op)
         if fused:
-            steps.run(op)
+            run_steps(op)
     if previous is not None:
         # After the build: the objects reused from it (``_reset``) are left alone.
         previous.dispose(keep=operations)
@@ -834,7 +833,7 @@ def build_tree_state(
     limited_elements = [e for e in (root, *pool_elements) if e.specified_limits is not None]
     if not fused:
         for op in operations.values():
-            steps.run(op)
+            run_steps(op)
     starvation.update(steps.states)
     sum_usages(steps.usages)
     limited_elements.extend(steps.limited)
@@ -847,8 +846,11 @@ def build_tree_state(
     root.node = selector.root
     tag_filtered: list[ElementState] = []
     _build_selector(selector, root, tag_filtered)
-    for op in operations.values():
-        op.eligible = False
+    # Only an operation in a schedulable children list gets a node, and those lists hold
+    # only operations schedulable when their step ran (fused: no FIFO limit demotes one
+    # later; else the steps run after the lists), in operation order as before: every other
+    # operation's ``eligible`` stays the ``False`` its step gave it.
+    for op in steps.schedulable:
         if op.element.node is not None:
             op.eligible = is_eligible(op)
             if op.eligible:
@@ -940,8 +942,9 @@ class _OperationSteps:
     elements), :func:`_fill_usage`'s operation part (the ancestors' sums gathered in
     :attr:`usages`; the caller then sums them and updates the pools' local
     satisfaction), the operations with ``resource_limits`` in :attr:`limited` (after the
-    pools', in element order), and :func:`_preemption_priorities`
-    (:attr:`priority_operations`, :attr:`graceful`).
+    pools', in element order), :func:`_preemption_priorities`
+    (:attr:`priority_operations`, :attr:`graceful`), and the reset of ``eligible`` with the
+    schedulable operations gathered for the selector's activation (:attr:`schedulable`).
 
     The starvation step of a ``NORMAL`` operation is :func:`check_for_starvation`'s first
     branch written out: its (scaled) timeouts are not read there."""
@@ -954,6 +957,7 @@ class _OperationSteps:
         "now",
         "operation_only",
         "priority_operations",
+        "schedulable",
         "states",
         "usages",
     )
@@ -968,6 +972,10 @@ class _OperationSteps:
         self.priority_operations: list[ScheduledOperation] = []
         self.graceful = False
         """Whether any operation is graceful."""
+        self.schedulable: list[ScheduledOperation] = []
+        """The schedulable operations, in operation order: the only ones the regular selector
+        may hold (see :func:`build_tree_state`); every operation's ``eligible`` is reset here
+        (``False``), the selector's activation sets it for these."""
         self.usages: list[tuple[ElementState, Vector]] = []
         """``(parent, total)`` of each operation with usage, in operation order: the caller
         folds them into the ancestors' usages with one :func:`sum_usages` call (nothing in the
@@ -1015,6 +1023,7 @@ class _OperationSteps:
             self.limited.append(element)
         if op.graceful:
             self.graceful = True
+        op.eligible = False
 
         record = op.record
         total = record.allocations.total
@@ -1029,6 +1038,7 @@ class _OperationSteps:
             self.usages.append((parent, total))
 
         if schedulable:
+            self.schedulable.append(op)
             # preemption_priority(element, operation_only), written out on the pointers just
             # set: with the default scope an operation is starving when it or an ancestor is.
             if self.operation_only:
