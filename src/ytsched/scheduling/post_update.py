@@ -29,7 +29,7 @@ from ytsched.pooltree.tree import PoolTree
 from ytsched.resources import EPSILON, INFINITE_AMOUNT, RESOURCE_NAMES, ZERO, Vector
 from ytsched.scheduling.preemptible import PreemptionBounds
 from ytsched.scheduling.satisfaction import ShareView
-from ytsched.scheduling.selector import Selector, SelectorNode, sum_usages
+from ytsched.scheduling.selector import Selector, SelectorNode, local_satisfaction, sum_usages
 from ytsched.scheduling.starvation import (
     PreemptionPriority,
     SchedulableStatus,
@@ -1167,12 +1167,13 @@ def _own_usage(view: ShareView, total: Vector) -> tuple[ShareView, Vector, Vecto
     """``(view, total, usage, satisfaction)`` of an operation element whose allocations sum to
     ``total``: its usage is ``ZERO`` plus ``total`` (skipped when zero, as in
     :func:`_fill_usage`), a pure function of ``total``, and its satisfaction a pure function
-    of the view and that usage.  The caller keeps the tuple, which keeps ``view`` and
+    of the view and that usage (``ShareView.local_satisfaction``'s native body, called
+    directly).  The caller keeps the tuple, which keeps ``view`` and
     ``total`` alive: the same objects (``is``) give the same results."""
     usage = ZERO
     if total != ZERO:
         usage = (0.0 + total[0], 0.0 + total[1], 0.0 + total[2], 0.0 + total[3], 0.0 + total[4])
-    return view, total, usage, view.local_satisfaction(usage)
+    return view, total, usage, local_satisfaction(view, usage)
 
 
 def _preemption_priorities(
