@@ -16,6 +16,9 @@
 #include <Python.h>
 #include <cstddef>
 #include <iterator>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "usage_sums.hpp"
 
@@ -638,6 +641,165 @@ PyObject* vsub(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   return pairwise5<subtract>(args[0], args[1]);
 }
 
+// The five doubles of `seq` into `out` when it is a tuple of five exact floats: true, else
+// false (the caller then sums through the interpreter's protocols).
+bool exact5(PyObject* seq, double* out) {
+  if (!PyTuple_CheckExact(seq) || PyTuple_GET_SIZE(seq) != 5) return false;
+  for (Py_ssize_t k = 0; k < 5; ++k) {
+    PyObject* value = PyTuple_GET_ITEM(seq, k);
+    if (!PyFloat_CheckExact(value)) return false;
+    out[k] = PyFloat_AS_DOUBLE(value);
+  }
+  return true;
+}
+
+// One ancestor's usage while sum_usages folds into it: the element (a strong reference) and
+// its five running sums.
+struct UsageSum {
+  PyObject* element;
+  double sum[5];
+};
+
+// The UsageSums of one sum_usages call, released on every return.
+class UsageSums {
+ public:
+  UsageSums() = default;
+  UsageSums(const UsageSums&) = delete;
+  UsageSums& operator=(const UsageSums&) = delete;
+  ~UsageSums() {
+    for (UsageSum& item : sums_) Py_DECREF(item.element);
+  }
+
+  // The indexes of `start` and each of its ancestors in the sums (each ancestor's sum seeded
+  // with its usage when first met): 1, 0 when a usage is not five exact floats, -1 with an
+  // exception set.
+  int chain(PyObject* start, const std::vector<std::size_t>** out) {
+    auto known = chains_.find(start);
+    if (known != chains_.end()) {
+      *out = &known->second;
+      return 1;
+    }
+    std::vector<std::size_t> indexes;
+    Py_INCREF(start);
+    PyObject* element = start;
+    while (element != Py_None) {
+      auto seen = index_.find(element);
+      std::size_t index;
+      if (seen != index_.end()) {
+        index = seen->second;
+      } else {
+        UsageSum item{element, {}};
+        PyObject* usage = PyObject_GetAttr(element, g_usage);
+        if (usage == nullptr) {
+          Py_DECREF(element);
+          return -1;
+        }
+        const bool exact = exact5(usage, item.sum);
+        Py_DECREF(usage);
+        if (!exact) {
+          Py_DECREF(element);
+          return 0;
+        }
+        Py_INCREF(element);  // the sum's own reference
+        index = sums_.size();
+        sums_.push_back(item);
+        index_.emplace(element, index);
+      }
+      indexes.push_back(index);
+      PyObject* parent = PyObject_GetAttr(element, g_parent);
+      Py_DECREF(element);
+      if (parent == nullptr) return -1;
+      element = parent;
+    }
+    Py_DECREF(element);
+    *out = &chains_.emplace(start, std::move(indexes)).first->second;
+    return 1;
+  }
+
+  void add(std::size_t index, const double* delta) {
+    double* sum = sums_[index].sum;
+    for (int k = 0; k < 5; ++k) sum[k] += delta[k];
+  }
+
+  // Every sum written to its element's usage as a tuple of five floats: 0, or -1.
+  int write() {
+    for (UsageSum& item : sums_) {
+      PyObject* usage = PyTuple_New(5);
+      if (usage == nullptr) return -1;
+      for (Py_ssize_t k = 0; k < 5; ++k) {
+        PyObject* value = PyFloat_FromDouble(item.sum[k]);
+        if (value == nullptr) {
+          Py_DECREF(usage);
+          return -1;
+        }
+        PyTuple_SET_ITEM(usage, k, value);
+      }
+      const int status = PyObject_SetAttr(item.element, g_usage, usage);
+      Py_DECREF(usage);
+      if (status < 0) return -1;
+    }
+    return 0;
+  }
+
+ private:
+  std::vector<UsageSum> sums_;
+  std::unordered_map<PyObject*, std::size_t> index_;
+  std::unordered_map<PyObject*, std::vector<std::size_t>> chains_;
+};
+
+// sum_usages(pairs): for each `(element, delta)` of the list `pairs`, in order,
+// add_usage_walk(element, delta) -- the post-update's fold of operations' usages into their
+// ancestors. Each element's usage is its own accumulator: it receives the same additions in
+// the same order whether the sums are written back after each pair (the interpreter's loop)
+// or once at the end, so when every delta and usage is five exact floats the running sums are
+// kept as C doubles (each `+=` one IEEE addition, as float.__add__) and each element's usage
+// is written once; otherwise (nothing written yet) the pairs are walked one by one through
+// add_usage_walk. Nothing may read the usages until the call returns (it runs no Python code
+// in between but attribute access on the elements).
+PyObject* sum_usages(PyObject*, PyObject* pairs) {
+  if (!PyList_CheckExact(pairs)) {
+    PyErr_SetString(PyExc_TypeError, "sum_usages(pairs) takes a list of (element, delta)");
+    return nullptr;
+  }
+  const Py_ssize_t count = PyList_GET_SIZE(pairs);
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    PyObject* pair = PyList_GET_ITEM(pairs, i);
+    if (!PyTuple_CheckExact(pair) || PyTuple_GET_SIZE(pair) != 2) {
+      PyErr_SetString(PyExc_TypeError, "sum_usages(pairs) takes a list of (element, delta)");
+      return nullptr;
+    }
+  }
+  bool exact = true;
+  {
+    UsageSums sums;
+    double delta[5];
+    for (Py_ssize_t i = 0; i < count && exact; ++i) {
+      PyObject* pair = PyList_GET_ITEM(pairs, i);
+      if (!exact5(PyTuple_GET_ITEM(pair, 1), delta)) {
+        exact = false;
+        break;
+      }
+      const std::vector<std::size_t>* chain = nullptr;
+      const int found = sums.chain(PyTuple_GET_ITEM(pair, 0), &chain);
+      if (found < 0) return nullptr;
+      if (found == 0) {
+        exact = false;
+        break;
+      }
+      for (std::size_t index : *chain) sums.add(index, delta);
+    }
+    if (exact) {
+      if (sums.write() < 0) return nullptr;
+      Py_RETURN_NONE;
+    }
+  }
+  for (Py_ssize_t i = 0; i < count; ++i) {
+    PyObject* pair = PyList_GET_ITEM(pairs, i);
+    if (add_usage_walk(PyTuple_GET_ITEM(pair, 0), PyTuple_GET_ITEM(pair, 1)) < 0) return nullptr;
+  }
+  Py_RETURN_NONE;
+}
+
 PyMethodDef g_methods[] = {
     {"vsub", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(vsub)), METH_FASTCALL,
      "vsub(a, b): resources.vsub, the five differences in order."},
@@ -657,6 +819,9 @@ PyMethodDef g_methods[] = {
     {"apply_usage", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(apply_usage)),
      METH_FASTCALL,
      "apply_usage(element, delta, core): add_usage, the element's local_sat, core.refresh."},
+    {"sum_usages", sum_usages, METH_O,
+     "sum_usages(pairs): add_usage for each (element, delta) in order, each usage written "
+     "once."},
     {"walk_passes", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(walk_passes)),
      METH_FASTCALL,
      "walk_passes(last, backoff, phase, first, stop, period, stop_at_due): "

@@ -3,6 +3,6 @@
 
 #include <Python.h>
 
-// Adds add_usage(), apply_usage(), scan(), walk_passes() and the vector helpers to `module`;
-// 0, or -1 with a Python exception set.
+// Adds add_usage(), apply_usage(), sum_usages(), scan(), walk_passes() and the vector helpers
+// to `module`; 0, or -1 with a Python exception set.
 int ytsched_add_usage_sums(PyObject* module);

@@ -31,6 +31,7 @@ from ytsched.scheduling.satisfaction import (
 )
 
 add_usage: Any = selector.add_usage  # any element-like object and any numbers, here
+sum_usages: Any = selector.sum_usages
 selector_module: Any = selector._NATIVE
 scan: Any = selector.scan
 
@@ -109,6 +110,73 @@ def test_add_usage_propagates_errors() -> None:
         add_usage(element, (1.0, 2.0))
     with pytest.raises(AttributeError):
         add_usage(object(), (0.0, 0.0, 0.0, 0.0, 0.0))
+
+
+_FLOATS = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([0.0, -0.0, 1.0, 0.1, 0.2, 1e-9, 2.0**53]),
+)
+_FLOAT_VECTORS = st.tuples(_FLOATS, _FLOATS, _FLOATS, _FLOATS, _FLOATS)
+
+
+@st.composite
+def _forest_and_pairs(
+    draw: st.DrawFn,
+) -> tuple[list[int | None], list[tuple[Any, ...]], list[tuple[int, tuple[Any, ...]]]]:
+    """A forest (each node's parent an earlier node or ``None``), its nodes' usages and
+    ``(node, delta)`` pairs: mostly exact floats (the native fast path), sometimes any
+    number (its fallback)."""
+    vectors = draw(st.sampled_from([_FLOAT_VECTORS, _VECTORS]))
+    size = draw(st.integers(min_value=1, max_value=8))
+    parents = [
+        draw(st.one_of(st.none(), st.integers(0, index - 1))) if index else None
+        for index in range(size)
+    ]
+    usages = [draw(st.sampled_from([ZERO, draw(_FLOAT_VECTORS)])) for _ in range(size)]
+    if draw(st.booleans()):
+        usages[draw(st.integers(0, size - 1))] = draw(vectors)
+    pairs = draw(st.lists(st.tuples(st.integers(0, size - 1), vectors), max_size=12))
+    return parents, usages, pairs
+
+
+def _forest(parents: list[int | None], usages: list[tuple[Any, ...]]) -> list[_Element]:
+    nodes: list[_Element] = []
+    for parent, usage in zip(parents, usages, strict=True):
+        nodes.append(_Element(usage, nodes[parent] if parent is not None else None))
+    return nodes
+
+
+@settings(max_examples=500, deadline=None)
+@given(_forest_and_pairs())
+def test_sum_usages_is_the_python_walks(
+    case: tuple[list[int | None], list[tuple[Any, ...]], list[tuple[int, tuple[Any, ...]]]],
+) -> None:
+    """One ``sum_usages`` call gives every element the usage that one Python walk per pair,
+    in order, gives it; an element no pair reaches keeps its very tuple."""
+    parents, usages, pairs = case
+    native, python = _forest(parents, usages), _forest(parents, usages)
+    sum_usages([(native[index], delta) for index, delta in pairs])
+    for index, delta in pairs:
+        _python_add_usage(python[index], delta)
+    for a, b, usage in zip(native, python, usages, strict=True):
+        assert _keys(a.usage) == _keys(b.usage)
+        if b.usage is usage:
+            assert a.usage is usage
+
+
+def test_sum_usages_propagates_errors() -> None:
+    element = _Element((1.0, 2.0, 3.0, 4.0, 5.0), None)
+    with pytest.raises(TypeError):
+        sum_usages([(element, (1.0, "x", 0.0, 0.0, 0.0))])
+    with pytest.raises(IndexError):
+        sum_usages([(element, (1.0, 2.0))])
+    with pytest.raises(AttributeError):
+        sum_usages([(object(), (0.0, 0.0, 0.0, 0.0, 0.0))])
+    with pytest.raises(TypeError):
+        sum_usages(((element, ZERO),))
+    with pytest.raises(TypeError):
+        sum_usages([(element,)])
+    assert element.usage == (1.0, 2.0, 3.0, 4.0, 5.0)
 
 
 def _python_scan(

@@ -29,7 +29,7 @@ from ytsched.pooltree.tree import PoolTree
 from ytsched.resources import EPSILON, INFINITE_AMOUNT, RESOURCE_NAMES, ZERO, Vector
 from ytsched.scheduling.preemptible import PreemptionBounds
 from ytsched.scheduling.satisfaction import ShareView
-from ytsched.scheduling.selector import Selector, SelectorNode
+from ytsched.scheduling.selector import Selector, SelectorNode, local_satisfaction, sum_usages
 from ytsched.scheduling.starvation import (
     PreemptionPriority,
     SchedulableStatus,
@@ -490,8 +490,7 @@ def _unchanged(
     own = starvation.get(operation.id)
     # _reset(op, parent, own or StarvationState(), reason, pending), less the fields that
     # build_tree_state's later passes assign for every operation whatever they held: usage,
-    # local_sat, status and the starving pointers (_OperationSteps), eligible (the
-    # selector's activation loop).
+    # local_sat, status, the starving pointers and eligible (_OperationSteps).
     element = op.element
     element.parent = parent
     element.aggressive_starvation_enabled = parent.aggressive_starvation_enabled
@@ -743,6 +742,7 @@ def build_tree_state(
     if fused:
         _pool_starvation(pool_elements, config, now)
     steps = _OperationSteps(config, now)
+    run_steps = steps.run
 
     operations: dict[str, ScheduledOperation] = {}
     by_pool: dict[str, list[ScheduledOperation]] = {}
@@ -808,12 +808,11 @@ def build_tree_state(
                 keys,
                 row,
             )
-        element = op.element
-        elements[op_id] = element
+        elements[op_id] = op.element
         operations[op_id] = op
         context[3].append(op)
         if fused:
-            steps.run(op)
+            run_steps(op)
     if previous is not None:
         # After the build: the objects reused from it (``_reset``) are left alone.
         previous.dispose(keep=operations)
@@ -834,8 +833,9 @@ def build_tree_state(
     limited_elements = [e for e in (root, *pool_elements) if e.specified_limits is not None]
     if not fused:
         for op in operations.values():
-            steps.run(op)
+            run_steps(op)
     starvation.update(steps.states)
+    sum_usages(steps.usages)
     limited_elements.extend(steps.limited)
     priority_operations, has_graceful = steps.priority_operations, steps.graceful
     root.update_local_sat()
@@ -846,8 +846,11 @@ def build_tree_state(
     root.node = selector.root
     tag_filtered: list[ElementState] = []
     _build_selector(selector, root, tag_filtered)
-    for op in operations.values():
-        op.eligible = False
+    # Only an operation in a schedulable children list gets a node, and those lists hold
+    # only operations schedulable when their step ran (fused: no FIFO limit demotes one
+    # later; else the steps run after the lists), in operation order as before: every other
+    # operation's ``eligible`` stays the ``False`` its step gave it.
+    for op in steps.schedulable:
         if op.element.node is not None:
             op.eligible = is_eligible(op)
             if op.eligible:
@@ -936,10 +939,12 @@ class _OperationSteps:
     results are folded in the same order): :func:`_operation_starvation` (the pools'
     pointers must be set), the operation's entry in :attr:`states` (added to the
     ``starvation`` map after the pools', as :func:`build_tree_state` fills it from its
-    elements), :func:`_fill_usage`'s operation part (the caller then updates the pools' local
+    elements), :func:`_fill_usage`'s operation part (the ancestors' sums gathered in
+    :attr:`usages`; the caller then sums them and updates the pools' local
     satisfaction), the operations with ``resource_limits`` in :attr:`limited` (after the
-    pools', in element order), and :func:`_preemption_priorities`
-    (:attr:`priority_operations`, :attr:`graceful`).
+    pools', in element order), :func:`_preemption_priorities`
+    (:attr:`priority_operations`, :attr:`graceful`), and the reset of ``eligible`` with the
+    schedulable operations gathered for the selector's activation (:attr:`schedulable`).
 
     The starvation step of a ``NORMAL`` operation is :func:`check_for_starvation`'s first
     branch written out: its (scaled) timeouts are not read there."""
@@ -952,7 +957,9 @@ class _OperationSteps:
         "now",
         "operation_only",
         "priority_operations",
+        "schedulable",
         "states",
+        "usages",
     )
 
     def __init__(self, config: TreeConfig, now: float) -> None:
@@ -965,6 +972,14 @@ class _OperationSteps:
         self.priority_operations: list[ScheduledOperation] = []
         self.graceful = False
         """Whether any operation is graceful."""
+        self.schedulable: list[ScheduledOperation] = []
+        """The schedulable operations, in operation order: the only ones the regular selector
+        may hold (see :func:`build_tree_state`); every operation's ``eligible`` is reset here
+        (``False``), the selector's activation sets it for these."""
+        self.usages: list[tuple[ElementState, Vector]] = []
+        """``(parent, total)`` of each operation with usage, in operation order: the caller
+        folds them into the ancestors' usages with one :func:`sum_usages` call (nothing in the
+        steps reads a pool's usage)."""
 
     def run(self, op: ScheduledOperation) -> None:
         """The steps of one operation, after its pool's (see the class)."""
@@ -1008,6 +1023,7 @@ class _OperationSteps:
             self.limited.append(element)
         if op.graceful:
             self.graceful = True
+        op.eligible = False
 
         record = op.record
         total = record.allocations.total
@@ -1019,14 +1035,10 @@ class _OperationSteps:
         element.usage = memo[2]
         element.local_sat = memo[3]
         if total != ZERO:
-            u0, u1, u2, u3, u4 = total
-            ancestor: ElementState | None = parent
-            while ancestor is not None:
-                e = ancestor.usage
-                ancestor.usage = (e[0] + u0, e[1] + u1, e[2] + u2, e[3] + u3, e[4] + u4)
-                ancestor = ancestor.parent
+            self.usages.append((parent, total))
 
         if schedulable:
+            self.schedulable.append(op)
             # preemption_priority(element, operation_only), written out on the pointers just
             # set: with the default scope an operation is starving when it or an ancestor is.
             if self.operation_only:
@@ -1126,13 +1138,15 @@ def _fill_usage(
     never becomes ``-0.0`` (round-to-nearest gives ``-0.0`` only for ``-0.0 + -0.0``).
 
     An operation's own usage and satisfaction are functions of its view and its list's
-    ``total`` alone (:func:`_own_usage`), kept in its record with those very objects.
+    ``total`` alone (:func:`_own_usage`), kept in its record with those very objects.  The
+    ancestors' sums are one :func:`sum_usages` call over the operations' ``(parent, total)``
+    pairs in operation order (the same additions in the same order for each ancestor).
     """
+    usages: list[tuple[ElementState, Vector]] = []
     for op in operations.values():
         record = op.record
         total = record.allocations.total
-        element: ElementState | None = op.element
-        assert element is not None
+        element = op.element
         view = element.view
         memo = record.usage_memo
         if memo is None or memo[0] is not view or memo[1] is not total:
@@ -1140,14 +1154,10 @@ def _fill_usage(
             record.usage_memo = memo
         element.usage = memo[2]
         element.local_sat = memo[3]
-        if total == ZERO:
-            continue
-        u0, u1, u2, u3, u4 = total
-        element = element.parent
-        while element is not None:
-            e = element.usage
-            element.usage = (e[0] + u0, e[1] + u1, e[2] + u2, e[3] + u3, e[4] + u4)
-            element = element.parent
+        if total != ZERO:
+            assert element.parent is not None
+            usages.append((element.parent, total))
+    sum_usages(usages)
     for element in elements.values():
         if not element.is_operation:
             element.update_local_sat()
@@ -1157,12 +1167,13 @@ def _own_usage(view: ShareView, total: Vector) -> tuple[ShareView, Vector, Vecto
     """``(view, total, usage, satisfaction)`` of an operation element whose allocations sum to
     ``total``: its usage is ``ZERO`` plus ``total`` (skipped when zero, as in
     :func:`_fill_usage`), a pure function of ``total``, and its satisfaction a pure function
-    of the view and that usage.  The caller keeps the tuple, which keeps ``view`` and
+    of the view and that usage (``ShareView.local_satisfaction``'s native body, called
+    directly).  The caller keeps the tuple, which keeps ``view`` and
     ``total`` alive: the same objects (``is``) give the same results."""
     usage = ZERO
     if total != ZERO:
         usage = (0.0 + total[0], 0.0 + total[1], 0.0 + total[2], 0.0 + total[3], 0.0 + total[4])
-    return view, total, usage, view.local_satisfaction(usage)
+    return view, total, usage, local_satisfaction(view, usage)
 
 
 def _preemption_priorities(

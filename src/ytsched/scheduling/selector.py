@@ -61,6 +61,12 @@ add_usage: Callable[[ElementState, Vector], None] = _NATIVE.add_usage
 """``add_usage(element, delta)``: ``usage += delta`` on ``element`` and every ancestor, each
 sum as the interpreter computes it (``src/native/usage_sums.cpp``)."""
 
+sum_usages: Callable[[list[tuple[ElementState, Vector]]], None] = _NATIVE.sum_usages
+"""``sum_usages(pairs)``: :func:`add_usage` for each ``(element, delta)`` in order, with each
+element's usage written once at the end (the same doubles: each usage is its own accumulator
+and receives the same additions in the same order); the post-update's fold of operations'
+usages into their ancestors in one call."""
+
 scan: Callable[..., tuple[int, Vector]] = _NATIVE.scan
 """The preemptible lists' classification loop (``preemptible._scan``)."""
 

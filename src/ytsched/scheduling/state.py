@@ -26,7 +26,7 @@ from ytsched.pooltree.tree import PoolTree
 from ytsched.resources import Vector
 from ytsched.scheduling.preemptible import PreemptibleList, PreemptionBounds
 from ytsched.scheduling.satisfaction import ShareView
-from ytsched.scheduling.selector import Selector, SelectorNode, apply_usage
+from ytsched.scheduling.selector import Selector, SelectorNode, apply_usage, local_satisfaction
 from ytsched.scheduling.starvation import (
     PreemptionPriority,
     SchedulableStatus,
@@ -161,7 +161,9 @@ class ElementState:
         return result
 
     def update_local_sat(self) -> None:
-        self.local_sat = self.view.local_satisfaction(self.usage)
+        """``local_sat`` from the view and usage (``ShareView.local_satisfaction``'s native
+        body, called directly: one Python frame less for each pool at every update)."""
+        self.local_sat = local_satisfaction(self.view, self.usage)
 
     def live_status(self) -> SchedulableStatus:
         """The scheduling status on live usage (with the operation tolerance rule)."""
