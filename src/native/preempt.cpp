@@ -13,6 +13,10 @@
 // field is a plain object slot). Inputs that are not exact floats (an int tolerance from a
 // config, say) are left to the Python path: template_from_shares then returns None.
 //
+// restart() is PreemptibleList._restart's search for the new boundaries of a republished
+// list, in the same order with the same scans (the module's own scan(), usage_sums.cpp; a
+// "below" test is a scan of one hole), one call instead of a few interpreted method calls.
+//
 // The Python definitions (ShareView.create, PreemptionBounds.create, operation_tolerance,
 // status_bound, ShareView.strictly_dominates_non_blocked, the OperationTemplate fields) stay
 // the reference: tests/scheduling/test_native_template.py compares every field bit for bit.
@@ -345,6 +349,142 @@ PyObject* template_from_shares(PyObject*, PyObject* const* args, Py_ssize_t narg
                             Py_NewRef(dominates ? g_below : g_normal)});
 }
 
+// The module's own `scan` (usage_sums.cpp, preemptible._scan), a list of one hole, and
+// resources.ZERO: what restart() calls and starts from.
+PyObject* g_scan = nullptr;
+PyObject* g_hole = nullptr;
+PyObject* g_zero = nullptr;
+PyObject* g_aggressive_bound_name = nullptr;
+PyObject* g_bound_name = nullptr;
+
+// `scan(items, index, cum, threshold, bound)` (a new reference to its `(index, cum)`), or
+// nullptr with an exception set.
+PyObject* call_scan(PyObject* items, PyObject* index, PyObject* cum, PyObject* threshold,
+                    PyObject* bound) {
+  PyObject* args[] = {items, index, cum, threshold, bound};
+  PyObject* result = PyObject_Vectorcall(g_scan, args, 5, nullptr);
+  if (result != nullptr && !(PyTuple_CheckExact(result) && PyTuple_GET_SIZE(result) == 2)) {
+    Py_DECREF(result);
+    PyErr_SetString(PyExc_TypeError, "scan must return (index, cum)");
+    return nullptr;
+  }
+  return result;
+}
+
+// PreemptionBounds.below(cum, bound) with the bounds' `threshold`: a scan of one hole moves
+// on (to index 1, adding nothing) exactly when `cum` is below, scan's loop test being that
+// method's tests in the same order. 1, 0, or -1 with an exception set.
+int below(PyObject* cum, PyObject* threshold, PyObject* bound) {
+  PyObject* zero_index = PyLong_FromLong(0);
+  if (zero_index == nullptr) return -1;
+  PyObject* result = call_scan(g_hole, zero_index, cum, threshold, bound);
+  Py_DECREF(zero_index);
+  if (result == nullptr) return -1;
+  const int moved = PyObject_IsTrue(PyTuple_GET_ITEM(result, 0));
+  Py_DECREF(result);
+  return moved;
+}
+
+// restart(items, b1, cum1, b2, cum2, bounds) -> (b1, cum1, b2, cum2): the boundaries and
+// prefix sums PreemptibleList._restart publishes (see its docstring for why they are those of
+// a publication from scratch), its statements in the same order with the same scans.
+PyObject* restart(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 6) {
+    PyErr_SetString(PyExc_TypeError, "restart(items, b1, cum1, b2, cum2, bounds) takes 6 arguments");
+    return nullptr;
+  }
+  if (g_scan == nullptr || g_zero == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "restart before restart_setup");
+    return nullptr;
+  }
+  PyObject* items = args[0];
+  if (!PyList_Check(items)) {
+    PyErr_SetString(PyExc_TypeError, "restart: items must be a list");
+    return nullptr;
+  }
+  PyObject* bounds = args[5];
+  const Py_ssize_t count = PyList_GET_SIZE(items);
+  PyObject* threshold = PyObject_GetAttr(bounds, g_threshold);
+  PyObject* aggressive = threshold != nullptr ? PyObject_GetAttr(bounds, g_aggressive_bound_name)
+                                              : nullptr;
+  PyObject* bound = aggressive != nullptr ? PyObject_GetAttr(bounds, g_bound_name) : nullptr;
+  // Owned references from here on.
+  PyObject* b1 = Py_NewRef(args[1]);
+  PyObject* cum1 = Py_NewRef(args[2]);
+  PyObject* b2 = Py_NewRef(args[3]);
+  PyObject* cum2 = Py_NewRef(args[4]);
+  PyObject* result = nullptr;
+  auto index_of = [](PyObject* index) { return PyLong_AsSsize_t(index); };
+  auto take = [](PyObject*& index, PyObject*& cum, PyObject* pair) {
+    Py_SETREF(index, Py_NewRef(PyTuple_GET_ITEM(pair, 0)));
+    Py_SETREF(cum, Py_NewRef(PyTuple_GET_ITEM(pair, 1)));
+    Py_DECREF(pair);
+  };
+  do {
+    if (bound == nullptr) break;
+    // Boundaries are non-negative ints (scan's results or the list's own).
+    Py_ssize_t i1 = index_of(b1);
+    Py_ssize_t i2 = index_of(b2);
+    if ((i1 == -1 || i2 == -1) && PyErr_Occurred()) break;
+    int is_below = below(cum1, threshold, aggressive);
+    if (is_below < 0) break;
+    if (is_below) {
+      if (i2 > i1) {
+        is_below = below(cum2, threshold, aggressive);
+        if (is_below < 0) break;
+        if (is_below) {
+          Py_SETREF(b1, Py_NewRef(b2));
+          Py_SETREF(cum1, Py_NewRef(cum2));
+          i1 = i2;
+        }
+      }
+    } else {
+      Py_SETREF(b1, PyLong_FromLong(0));
+      Py_SETREF(cum1, Py_NewRef(g_zero));
+      if (b1 == nullptr) break;
+      i1 = 0;
+    }
+    if (i1 < count) {
+      PyObject* pair = call_scan(items, b1, cum1, threshold, aggressive);
+      if (pair == nullptr) break;
+      take(b1, cum1, pair);
+      i1 = index_of(b1);
+      if (i1 == -1 && PyErr_Occurred()) break;
+    }
+    bool restart_at_b1 = i2 <= i1;
+    if (!restart_at_b1) {
+      is_below = below(cum2, threshold, bound);
+      if (is_below < 0) break;
+      restart_at_b1 = is_below == 0;
+    }
+    if (restart_at_b1) {
+      Py_SETREF(b2, Py_NewRef(b1));
+      Py_SETREF(cum2, Py_NewRef(cum1));
+      i2 = i1;
+    }
+    if (i2 < count) {
+      PyObject* pair = call_scan(items, b2, cum2, threshold, bound);
+      if (pair == nullptr) break;
+      take(b2, cum2, pair);
+    }
+    result = PyTuple_Pack(4, b1, cum1, b2, cum2);
+  } while (false);
+  Py_XDECREF(threshold);
+  Py_XDECREF(aggressive);
+  Py_XDECREF(bound);
+  Py_XDECREF(b1);
+  Py_XDECREF(cum1);
+  Py_XDECREF(b2);
+  Py_XDECREF(cum2);
+  return result;
+}
+
+// restart_setup(zero): resources.ZERO, where a restart that finds no boundary below starts.
+PyObject* restart_setup(PyObject*, PyObject* zero) {
+  Py_XSETREF(g_zero, Py_NewRef(zero));
+  Py_RETURN_NONE;
+}
+
 PyMethodDef g_methods[] = {
     {"template_setup", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(template_setup)),
      METH_FASTCALL,
@@ -355,6 +495,12 @@ PyMethodDef g_methods[] = {
      METH_FASTCALL,
      "template_from_shares(settings, shares, total, bounds, fifo_index): an operation's "
      "template from its packed shares, or None for inputs that are not exact floats."},
+    {"restart", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(restart)),
+     METH_FASTCALL,
+     "restart(items, b1, cum1, b2, cum2, bounds) -> (b1, cum1, b2, cum2): "
+     "PreemptibleList._restart's boundaries and prefix sums."},
+    {"restart_setup", restart_setup, METH_O,
+     "restart_setup(zero): resources.ZERO, the prefix sum restart starts from."},
     {nullptr, nullptr, 0, nullptr},
 };
 
@@ -362,8 +508,10 @@ PyMethodDef g_methods[] = {
 
 int ytsched_add_preempt(PyObject* module) {
   const char* names[] = {"tolerance", "preemption_satisfaction_threshold",
-                         "aggressive_preemption_satisfaction_threshold", "threshold"};
-  PyObject** slots[] = {&g_tolerance, &g_psat, &g_apsat, &g_threshold};
+                         "aggressive_preemption_satisfaction_threshold", "threshold",
+                         "aggressive_bound", "bound"};
+  PyObject** slots[] = {&g_tolerance, &g_psat, &g_apsat, &g_threshold, &g_aggressive_bound_name,
+                        &g_bound_name};
   static_assert(std::size(names) == std::size(slots), "one interned name per slot");
   for (std::size_t i = 0; i < std::size(names); ++i) {
     if (*slots[i] == nullptr) {
@@ -375,5 +523,13 @@ int ytsched_add_preempt(PyObject* module) {
   if (PyModule_AddObject(module, "PREEMPT_LARGE_EPSILON", PyFloat_FromDouble(kLargeEpsilon)) < 0) {
     return -1;
   }
+  if (g_hole == nullptr) {
+    g_hole = PyList_New(1);
+    if (g_hole == nullptr) return -1;
+    PyList_SET_ITEM(g_hole, 0, Py_NewRef(Py_None));
+  }
+  // The module's scan (usage_sums.cpp adds it first, see selector.cpp).
+  Py_XSETREF(g_scan, PyObject_GetAttrString(module, "scan"));
+  if (g_scan == nullptr) return -1;
   return PyModule_AddFunctions(module, g_methods);
 }

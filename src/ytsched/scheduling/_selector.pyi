@@ -80,3 +80,16 @@ def template_from_shares(
     settings: Any, shares: bytes, total: tuple[float, ...], bounds: Any, fifo_index: int | None
 ) -> Any:
     """``native_template.template_from_shares``."""
+
+def restart_setup(zero: tuple[float, ...]) -> None:
+    """``resources.ZERO``, where ``restart`` starts a prefix sum over."""
+
+def restart(
+    items: list[Any],
+    b1: int,
+    cum1: tuple[float, ...],
+    b2: int,
+    cum2: tuple[float, ...],
+    bounds: Any,
+) -> Any:
+    """``preemptible._restart``."""

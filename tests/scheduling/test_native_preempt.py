@@ -1,8 +1,11 @@
-"""The native template of an operation whose shares moved
+"""The native code of the changed operations' path (``src/native/preempt.cpp``).
+
+The native template of an operation whose shares moved
 (:func:`~ytsched.scheduling.native_template.template_from_shares`) equals what the Python
 definitions give (``_template``'s own path: ``ShareView.create``, ``PreemptionBounds.create``,
 ``schedulable_status``), field by field and bit for bit (by ``repr``, which tells ``-0.0``
-from ``0.0``), with and without the bounds handed in."""
+from ``0.0``), with and without the bounds handed in; the native restart of a republished
+preemptible list runs the same tests and scans as its loop in Python."""
 
 from __future__ import annotations
 
@@ -13,10 +16,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ytsched.resources import EPSILON
+from tests.scheduling.test_preemptible import allocation
+from ytsched.resources import EPSILON, ZERO, Vector
 from ytsched.scheduling import _selector, post_update
 from ytsched.scheduling.native_template import template_from_shares
-from ytsched.scheduling.preemptible import PreemptionBounds
+from ytsched.scheduling.nodes import Allocation
+from ytsched.scheduling.preemptible import PreemptionBounds, _restart, _scan
 from ytsched.scheduling.satisfaction import _INDEXES, LARGE_EPSILON, ShareView
 from ytsched.scheduling.state import OperationSettings, OperationTemplate
 
@@ -168,3 +173,77 @@ def test_setup_rejects_a_class_without_those_slots() -> None:
         )
     with pytest.raises(TypeError):
         template_from_shares(_settings(1.0, 1.0, 1.0, None), b"short", (1.0,) * 5, None, None)  # type: ignore[arg-type]
+
+
+def _reference_restart(
+    items: list[Allocation | None],
+    b1: int,
+    cum1: Vector,
+    b2: int,
+    cum2: Vector,
+    bounds: PreemptionBounds,
+) -> tuple[int, Vector, int, Vector]:
+    """``PreemptibleList._restart``'s loop as its docstring writes it, in Python."""
+    threshold, aggressive, bound = bounds.threshold, bounds.aggressive_bound, bounds.bound
+    if bounds.below(cum1, aggressive):
+        if b2 > b1 and bounds.below(cum2, aggressive):
+            b1, cum1 = b2, cum2
+    else:
+        b1, cum1 = 0, ZERO
+    if b1 < len(items):
+        b1, cum1 = _scan(items, b1, cum1, threshold, aggressive)
+    if b2 <= b1 or not bounds.below(cum2, bound):
+        b2, cum2 = b1, cum1
+    if b2 < len(items):
+        b2, cum2 = _scan(items, b2, cum2, threshold, bound)
+    return b1, cum1, b2, cum2
+
+
+_USAGE = st.tuples(*[st.sampled_from([0.0, 0.5, 1.0, 3.0, 16.0]) for _ in range(5)])
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    usages=st.lists(st.one_of(st.none(), _USAGE), max_size=12),
+    fair=_VECTOR,
+    demand=_VECTOR,
+    total=_TOTAL,
+    normal=_FRACTION,
+    aggressive=_FRACTION,
+    threshold=_THRESHOLD,
+    b1=st.integers(0, 14),
+    b2=st.integers(0, 14),
+    cum1=_USAGE,
+    cum2=_USAGE,
+)
+def test_native_restart_is_the_loop(
+    usages: list[tuple[float, ...] | None],
+    fair: tuple[float, ...],
+    demand: tuple[float, ...],
+    total: tuple[float, ...],
+    normal: float,
+    aggressive: float,
+    threshold: tuple[float, ...] | None,
+    b1: int,
+    b2: int,
+    cum1: Vector,
+    cum2: Vector,
+) -> None:
+    """Any state (not only the consistent ones publications leave): the same tests and scans
+    in the same order, so the same boundaries and the very sums (by ``repr``)."""
+    items: list[Allocation | None] = [
+        None if usage is None else allocation(index, usage)  # type: ignore[arg-type]
+        for index, usage in enumerate(usages)
+    ]
+    view = ShareView.create(fair, demand, ZERO, total)  # type: ignore[arg-type]
+    bounds = PreemptionBounds.create(
+        view,
+        preemption_satisfaction_threshold=normal,
+        aggressive_preemption_satisfaction_threshold=aggressive,
+        threshold=threshold,  # type: ignore[arg-type]
+    )
+    expected = _reference_restart(items, b1, cum1, b2, cum2, bounds)
+    got = _restart(items, b1, cum1, b2, cum2, bounds)
+    assert repr(got) == repr(expected)
+    if got[0] == 0 and expected[1] is ZERO:
+        assert got[1] is ZERO
