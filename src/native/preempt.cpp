@@ -14,8 +14,9 @@
 // config, say) are left to the Python path: template_from_shares then returns None.
 //
 // restart() is PreemptibleList._restart's search for the new boundaries of a republished
-// list, in the same order with the same scans (the module's own scan(), usage_sums.cpp; a
-// "below" test is a scan of one hole), one call instead of a few interpreted method calls.
+// list, with the same scans (the module's own scan(), usage_sums.cpp; a "below" test is a scan
+// of one hole), one call instead of a few interpreted method calls; a non-preemptible
+// boundary that moves back is walked back to from where it was.
 //
 // The Python definitions (ShareView.create, PreemptionBounds.create, operation_tolerance,
 // status_bound, ShareView.strictly_dominates_non_blocked, the OperationTemplate fields) stay
@@ -349,9 +350,11 @@ PyObject* template_from_shares(PyObject*, PyObject* const* args, Py_ssize_t narg
                             Py_NewRef(dominates ? g_below : g_normal)});
 }
 
-// The module's own `scan` (usage_sums.cpp, preemptible._scan), a list of one hole, and
-// resources.ZERO: what restart() calls and starts from.
+// The module's own `scan` and `vsub` (usage_sums.cpp: preemptible._scan, resources.vsub), a
+// list of one hole, and resources.ZERO: what restart() calls and starts from.
 PyObject* g_scan = nullptr;
+PyObject* g_vsub = nullptr;
+PyObject* g_usage = nullptr;
 PyObject* g_hole = nullptr;
 PyObject* g_zero = nullptr;
 PyObject* g_aggressive_bound_name = nullptr;
@@ -387,7 +390,7 @@ int below(PyObject* cum, PyObject* threshold, PyObject* bound) {
 
 // restart(items, b1, cum1, b2, cum2, bounds) -> (b1, cum1, b2, cum2): the boundaries and
 // prefix sums PreemptibleList._restart publishes (see its docstring for why they are those of
-// a publication from scratch), its statements in the same order with the same scans.
+// a publication from scratch), its steps in the same order with the same scans.
 PyObject* restart(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 6) {
     PyErr_SetString(PyExc_TypeError, "restart(items, b1, cum1, b2, cum2, bounds) takes 6 arguments");
@@ -426,6 +429,7 @@ PyObject* restart(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     Py_ssize_t i1 = index_of(b1);
     Py_ssize_t i2 = index_of(b2);
     if ((i1 == -1 || i2 == -1) && PyErr_Occurred()) break;
+    bool skip_scan = false;
     int is_below = below(cum1, threshold, aggressive);
     if (is_below < 0) break;
     if (is_below) {
@@ -439,12 +443,50 @@ PyObject* restart(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
         }
       }
     } else {
-      Py_SETREF(b1, PyLong_FromLong(0));
-      Py_SETREF(cum1, Py_NewRef(g_zero));
-      if (b1 == nullptr) break;
-      i1 = 0;
+      // The old prefix sum is not below the new bound, nor is any later one: the new
+      // boundary is at or before the old one. Walk back from it, each earlier prefix sum the
+      // later one less the allocation's usage (exact on this list, see the Python docstring),
+      // while that sum is not below either; the scan from scratch stops where the walk does
+      // (its sum there not below, every earlier one below), so none is needed.
+      if (i1 > count) {
+        PyErr_SetString(PyExc_ValueError, "restart: b1 beyond the list");
+        break;
+      }
+      const Py_ssize_t old = i1;
+      bool failed = false;
+      while (i1 > 0) {
+        PyObject* allocation = Py_NewRef(PyList_GET_ITEM(items, i1 - 1));
+        PyObject* earlier = nullptr;
+        if (allocation == Py_None) {
+          earlier = Py_NewRef(cum1);
+        } else {
+          PyObject* usage = PyObject_GetAttr(allocation, g_usage);
+          if (usage != nullptr) {
+            PyObject* pair[] = {cum1, usage};
+            earlier = PyObject_Vectorcall(g_vsub, pair, 2, nullptr);
+            Py_DECREF(usage);
+          }
+        }
+        Py_DECREF(allocation);
+        const int earlier_below = earlier != nullptr ? below(earlier, threshold, aggressive) : -1;
+        if (earlier_below != 0) {
+          Py_XDECREF(earlier);
+          failed = earlier_below < 0;
+          break;
+        }
+        Py_SETREF(cum1, earlier);
+        --i1;
+      }
+      if (failed) break;
+      if (i1 != old) {
+        // At the first allocation the sum is ZERO itself, as a scan from scratch keeps it.
+        if (i1 == 0) Py_SETREF(cum1, Py_NewRef(g_zero));
+        Py_SETREF(b1, PyLong_FromSsize_t(i1));
+        if (b1 == nullptr) break;
+      }
+      skip_scan = true;
     }
-    if (i1 < count) {
+    if (i1 < count && !skip_scan) {
       PyObject* pair = call_scan(items, b1, cum1, threshold, aggressive);
       if (pair == nullptr) break;
       take(b1, cum1, pair);
@@ -509,9 +551,9 @@ PyMethodDef g_methods[] = {
 int ytsched_add_preempt(PyObject* module) {
   const char* names[] = {"tolerance", "preemption_satisfaction_threshold",
                          "aggressive_preemption_satisfaction_threshold", "threshold",
-                         "aggressive_bound", "bound"};
+                         "aggressive_bound", "bound", "usage"};
   PyObject** slots[] = {&g_tolerance, &g_psat, &g_apsat, &g_threshold, &g_aggressive_bound_name,
-                        &g_bound_name};
+                        &g_bound_name, &g_usage};
   static_assert(std::size(names) == std::size(slots), "one interned name per slot");
   for (std::size_t i = 0; i < std::size(names); ++i) {
     if (*slots[i] == nullptr) {
@@ -531,5 +573,7 @@ int ytsched_add_preempt(PyObject* module) {
   // The module's scan (usage_sums.cpp adds it first, see selector.cpp).
   Py_XSETREF(g_scan, PyObject_GetAttrString(module, "scan"));
   if (g_scan == nullptr) return -1;
+  Py_XSETREF(g_vsub, PyObject_GetAttrString(module, "vsub"));
+  if (g_vsub == nullptr) return -1;
   return PyModule_AddFunctions(module, g_methods);
 }

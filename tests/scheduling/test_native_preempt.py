@@ -5,7 +5,7 @@ The native template of an operation whose shares moved
 definitions give (``_template``'s own path: ``ShareView.create``, ``PreemptionBounds.create``,
 ``schedulable_status``), field by field and bit for bit (by ``repr``, which tells ``-0.0``
 from ``0.0``), with and without the bounds handed in; the native restart of a republished
-preemptible list runs the same tests and scans as its loop in Python."""
+preemptible list finds what a publication from scratch does."""
 
 from __future__ import annotations
 
@@ -20,8 +20,7 @@ from tests.scheduling.test_preemptible import allocation
 from ytsched.resources import EPSILON, ZERO, Vector
 from ytsched.scheduling import _selector, post_update
 from ytsched.scheduling.native_template import template_from_shares
-from ytsched.scheduling.nodes import Allocation
-from ytsched.scheduling.preemptible import PreemptionBounds, _restart, _scan
+from ytsched.scheduling.preemptible import PreemptibleList, PreemptionBounds, _restart
 from ytsched.scheduling.satisfaction import _INDEXES, LARGE_EPSILON, ShareView
 from ytsched.scheduling.state import OperationSettings, OperationTemplate
 
@@ -175,75 +174,76 @@ def test_setup_rejects_a_class_without_those_slots() -> None:
         template_from_shares(_settings(1.0, 1.0, 1.0, None), b"short", (1.0,) * 5, None, None)  # type: ignore[arg-type]
 
 
-def _reference_restart(
-    items: list[Allocation | None],
-    b1: int,
-    cum1: Vector,
-    b2: int,
-    cum2: Vector,
-    bounds: PreemptionBounds,
-) -> tuple[int, Vector, int, Vector]:
-    """``PreemptibleList._restart``'s loop as its docstring writes it, in Python."""
-    threshold, aggressive, bound = bounds.threshold, bounds.aggressive_bound, bounds.bound
-    if bounds.below(cum1, aggressive):
-        if b2 > b1 and bounds.below(cum2, aggressive):
-            b1, cum1 = b2, cum2
-    else:
-        b1, cum1 = 0, ZERO
-    if b1 < len(items):
-        b1, cum1 = _scan(items, b1, cum1, threshold, aggressive)
-    if b2 <= b1 or not bounds.below(cum2, bound):
-        b2, cum2 = b1, cum1
-    if b2 < len(items):
-        b2, cum2 = _scan(items, b2, cum2, threshold, bound)
-    return b1, cum1, b2, cum2
+_WHOLE = st.tuples(*[st.sampled_from([0.0, -0.0, 1.0, 2.0, 3.0, 16.0]) for _ in range(5)])
 
 
-_USAGE = st.tuples(*[st.sampled_from([0.0, 0.5, 1.0, 3.0, 16.0]) for _ in range(5)])
-
-
-@settings(max_examples=400, deadline=None)
-@given(
-    usages=st.lists(st.one_of(st.none(), _USAGE), max_size=12),
-    fair=_VECTOR,
-    demand=_VECTOR,
-    total=_TOTAL,
-    normal=_FRACTION,
-    aggressive=_FRACTION,
-    threshold=_THRESHOLD,
-    b1=st.integers(0, 14),
-    b2=st.integers(0, 14),
-    cum1=_USAGE,
-    cum2=_USAGE,
-)
-def test_native_restart_is_the_loop(
-    usages: list[tuple[float, ...] | None],
+def _bounds(
     fair: tuple[float, ...],
     demand: tuple[float, ...],
     total: tuple[float, ...],
     normal: float,
     aggressive: float,
     threshold: tuple[float, ...] | None,
-    b1: int,
-    b2: int,
-    cum1: Vector,
-    cum2: Vector,
-) -> None:
-    """Any state (not only the consistent ones publications leave): the same tests and scans
-    in the same order, so the same boundaries and the very sums (by ``repr``)."""
-    items: list[Allocation | None] = [
-        None if usage is None else allocation(index, usage)  # type: ignore[arg-type]
-        for index, usage in enumerate(usages)
-    ]
+) -> PreemptionBounds:
     view = ShareView.create(fair, demand, ZERO, total)  # type: ignore[arg-type]
-    bounds = PreemptionBounds.create(
+    return PreemptionBounds.create(
         view,
         preemption_satisfaction_threshold=normal,
         aggressive_preemption_satisfaction_threshold=aggressive,
         threshold=threshold,  # type: ignore[arg-type]
     )
-    expected = _reference_restart(items, b1, cum1, b2, cum2, bounds)
-    got = _restart(items, b1, cum1, b2, cum2, bounds)
+
+
+_BOUNDS = st.builds(_bounds, _VECTOR, _VECTOR, _TOTAL, _FRACTION, _FRACTION, _THRESHOLD)
+
+
+@st.composite
+def _moved_bounds(draw: st.DrawFn) -> tuple[PreemptionBounds, PreemptionBounds]:
+    """Bounds and the same bounds after the fair share moved a little (as between two
+    updates: the non-preemptible boundary then mostly walks back a few allocations)."""
+    fair = draw(st.tuples(*[st.sampled_from([0.1, 0.2, 0.25, 0.5]) for _ in range(5)]))
+    demand = draw(_VECTOR)
+    total = draw(st.tuples(*[st.sampled_from([0.0, 16.0, 32.0, 100.0]) for _ in range(5)]))
+    normal, aggressive, threshold = draw(_FRACTION), draw(_FRACTION), draw(_THRESHOLD)
+    scale = draw(st.sampled_from([0.5, 0.8, 0.9, 0.99, 1.01, 1.2]))
+    moved = tuple(x * scale for x in fair)
+    return (
+        _bounds(fair, demand, total, normal, aggressive, threshold),
+        _bounds(moved, demand, total, normal, aggressive, threshold),
+    )
+
+
+_BOUNDS_PAIR = st.one_of(st.tuples(_BOUNDS, _BOUNDS), _moved_bounds())
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    usages=st.lists(_WHOLE, max_size=16),
+    removed=st.sets(st.integers(0, 15), max_size=4),
+    pair=_BOUNDS_PAIR,
+)
+def test_native_restart_is_a_publication_from_scratch(
+    usages: list[Vector], removed: set[int], pair: tuple[PreemptionBounds, PreemptionBounds]
+) -> None:
+    """On an exact list published with ``first`` (holes included), the native restart with
+    ``second`` finds the boundaries and the very prefix sums (by ``repr``) of a publication of
+    ``second`` from scratch."""
+    first, second = pair
+    lists = [PreemptibleList(), PreemptibleList()]
+    for lst in lists:
+        allocations = [allocation(index, usage) for index, usage in enumerate(usages)]
+        for item in allocations:
+            lst.append(item)
+        lst.publish(first)
+        for index in sorted(removed):
+            if index < len(allocations):
+                lst.remove(allocations[index])
+    restarted, scratch = lists
+    assert restarted._exact and not restarted._changed
+    got = _restart(
+        restarted._items, restarted._b1, restarted._cum1, restarted._b2, restarted._cum2, second
+    )
+    scratch._changed = True  # the next publication starts from the first allocation
+    scratch.publish(second)
+    expected = (scratch._b1, scratch._cum1, scratch._b2, scratch._cum2)
     assert repr(got) == repr(expected)
-    if got[0] == 0 and expected[1] is ZERO:
-        assert got[1] is ZERO
