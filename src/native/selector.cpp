@@ -19,6 +19,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "preempt.hpp"
 #include "usage_sums.hpp"
 
 namespace nb = nanobind;
@@ -263,6 +264,8 @@ NB_MODULE(_selector, m) {
       .def("__len__", &NativeSelector::size);
   // The usage sums of starts and ends (usage_sums.cpp), next to the heaps they feed.
   if (ytsched_add_usage_sums(m.ptr()) < 0) throw nb::python_error();
+  // An operation's template from its packed shares (preempt.cpp).
+  if (ytsched_add_preempt(m.ptr()) < 0) throw nb::python_error();
 #ifdef YTSCHED_SANITIZED
   m.attr("SANITIZED") = true;
 #else

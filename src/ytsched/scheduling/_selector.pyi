@@ -1,5 +1,5 @@
 """Type stub of the native selector module (``src/native/selector.cpp``,
-``src/native/usage_sums.cpp``)."""
+``src/native/usage_sums.cpp``, ``src/native/preempt.cpp``)."""
 
 from typing import Any
 
@@ -61,3 +61,35 @@ def walk_passes(
     stop_at_due: bool,
 ) -> float | None | Any:
     """``scheduler.last_pass_time``'s walk (``NotImplemented`` for other than floats)."""
+
+PREEMPT_EPSILON: float
+PREEMPT_LARGE_EPSILON: float
+
+def template_setup(
+    template_cls: Any,
+    view_cls: Any,
+    bounds_cls: Any,
+    bound_cls: Any,
+    indexes: tuple[tuple[int, ...], ...],
+    normal: Any,
+    below: Any,
+) -> None:
+    """The classes and constants ``template_from_shares`` builds from (``preempt.cpp``)."""
+
+def template_from_shares(
+    settings: Any, shares: bytes, total: tuple[float, ...], bounds: Any, fifo_index: int | None
+) -> Any:
+    """``native_template.template_from_shares``."""
+
+def restart_setup(zero: tuple[float, ...]) -> None:
+    """``resources.ZERO``, where ``restart`` starts a prefix sum over."""
+
+def restart(
+    items: list[Any],
+    b1: int,
+    cum1: tuple[float, ...],
+    b2: int,
+    cum2: tuple[float, ...],
+    bounds: Any,
+) -> Any:
+    """``preemptible._restart``."""

@@ -27,6 +27,7 @@ from ytsched.pooltree.operations import OperationState
 from ytsched.pooltree.pool import Pool, TreeOperation
 from ytsched.pooltree.tree import PoolTree
 from ytsched.resources import EPSILON, INFINITE_AMOUNT, RESOURCE_NAMES, ZERO, Vector
+from ytsched.scheduling.native_template import template_from_shares as _template_from_shares
 from ytsched.scheduling.preemptible import PreemptionBounds
 from ytsched.scheduling.satisfaction import ShareView
 from ytsched.scheduling.selector import Selector, SelectorNode, local_satisfaction, sum_usages
@@ -285,8 +286,16 @@ def _template(
     instead of converting them from the element, and the FIFO index is ``fifo_index`` (the
     element, ``computed``, is then not read and may be ``None``: creating a native result's
     element costs more than the rest of an unchanged operation's step); the tree's total is
-    ``total`` either way."""
+    ``total`` either way.
+
+    With ``from_shares`` the template is built natively when every float input is an exact
+    ``float`` (:func:`~ytsched.scheduling.native_template.template_from_shares`: the same
+    operations on the same doubles; the code below stays its definition and the path for
+    other inputs)."""
     if from_shares:
+        template = _template_from_shares(settings, shares, total, bounds, fifo_index)
+        if template is not None:
+            return template
         values = _UNPACK_SHARES(shares)
         fair, demand_share, usage = values[0:5], values[5:10], values[10:15]
         demand = values[20:25]

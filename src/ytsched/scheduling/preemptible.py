@@ -38,6 +38,8 @@ from enum import IntEnum
 from typing import TYPE_CHECKING
 
 from ytsched.resources import CPU_INDEX, EPSILON, ZERO, Vector
+from ytsched.scheduling._selector import restart as native_restart
+from ytsched.scheduling._selector import restart_setup as native_restart_setup
 from ytsched.scheduling.satisfaction import ShareView, strictly_below
 from ytsched.scheduling.selector import scan as native_scan
 from ytsched.scheduling.selector import vadd as native_vadd
@@ -386,32 +388,49 @@ class PreemptibleList:
         known prefix sum, it holds at every earlier index, and the scan from scratch would
         reach that index with that very sum.  The new non-preemptible boundary is
         therefore scanned for from the furthest known boundary whose sum is below the new
-        aggressive bound (from the first allocation when none is), and the new
-        aggressively preemptible boundary from the furthest of that boundary and the old
-        one whose sum is below the new bound.  Holes add nothing to the sums, so the list
-        need not be compacted first (see :meth:`publish`)."""
+        aggressive bound, and the new aggressively preemptible boundary from the furthest of
+        that boundary and the old one whose sum is below the new bound.  Holes add nothing to
+        the sums, so the list need not be compacted first (see :meth:`publish`).
+
+        When the old non-preemptible boundary's sum is not below the new aggressive bound
+        (the common case: that sum is the first one not below the old bound, and a bound
+        that moved a little still has it above), no later sum is below either, and the new
+        boundary is at or before the old one: it is walked back to, each earlier prefix sum
+        being the later one less the allocation's usage, while that sum is not below.  On an
+        exact list every such difference is the left fold of the allocations before it, bit
+        for bit (whole numbers below 2**53 subtract exactly, ``x - x`` is ``+0.0`` as the
+        fold of zeros is, and a hole or a ``-0.0`` usage leaves the sum as it is); at the
+        first allocation the sum is ``ZERO`` itself.  The walk stops at an index whose sum
+        is not below with every earlier sum below, where the scan from scratch stops too.
+        It visits the allocations between the two boundaries instead of all those before the
+        new one (the restarts of the default day's first two hours: 11k instead of 355k).
+
+        In code (:data:`_restart`, natively: "below" is :meth:`PreemptionBounds.below`)::
+
+            if below(cum1, aggressive):
+                if b2 > b1 and below(cum2, aggressive):
+                    b1, cum1 = b2, cum2
+                if b1 < len(items):
+                    b1, cum1 = _scan(items, b1, cum1, threshold, aggressive)
+            else:
+                start = b1
+                while b1 > 0:
+                    item = items[b1 - 1]
+                    earlier = cum1 if item is None else vsub(cum1, item.usage)
+                    if below(earlier, aggressive):
+                        break
+                    b1, cum1 = b1 - 1, earlier
+                if b1 == 0 and start > 0:
+                    cum1 = ZERO
+            if b2 <= b1 or not below(cum2, bound):
+                b2, cum2 = b1, cum1
+            if b2 < len(items):
+                b2, cum2 = _scan(items, b2, cum2, threshold, bound)
+        """
         self.bounds = bounds
-        items = self._items
-        count = len(items)
-        threshold = bounds.threshold
-        b1, cum1, b2, cum2 = self._b1, self._cum1, self._b2, self._cum2
-        aggressive = bounds.aggressive_bound
-        if bounds.below(cum1, aggressive):
-            if b2 > b1 and bounds.below(cum2, aggressive):
-                b1, cum1 = b2, cum2
-        else:
-            b1, cum1 = 0, ZERO
-        if b1 < count:
-            b1, cum1 = _scan(items, b1, cum1, threshold, aggressive)
-        self._b1 = b1
-        self._cum1 = cum1
-        bound = bounds.bound
-        if b2 <= b1 or not bounds.below(cum2, bound):
-            b2, cum2 = b1, cum1
-        if b2 < count:
-            b2, cum2 = _scan(items, b2, cum2, threshold, bound)
-        self._b2 = b2
-        self._cum2 = cum2
+        self._b1, self._cum1, self._b2, self._cum2 = _restart(
+            self._items, self._b1, self._cum1, self._b2, self._cum2, bounds
+        )
 
     def _advance(self) -> None:
         """Move the boundaries on as far as the prefix rule allows.
@@ -610,6 +629,22 @@ every republished list and for most starts): :meth:`PreemptionBounds.below` and
 :meth:`CompiledBound.holds` on the same prefix sums with the same comparisons in the same
 order, each sum a left fold of the same additions (``tests/scheduling/test_update_reuse.py``
 checks it against that loop)."""
+
+
+native_restart_setup(ZERO)
+_restart: Callable[
+    [list[Allocation | None], int, Vector, int, Vector, PreemptionBounds],
+    tuple[int, Vector, int, Vector],
+] = native_restart
+"""``_restart(items, b1, cum1, b2, cum2, bounds) -> (b1, cum1, b2, cum2)``: the boundaries
+and prefix sums :meth:`PreemptibleList._restart` publishes (the loop in its docstring).
+
+Native (``restart`` in ``src/native/preempt.cpp``; runs for each list republished with other
+bounds, ~17 per update): its "below" test is :func:`_scan` over a list of one hole, which moves
+on exactly when the sum is below (a hole adds nothing), so every test is ``_scan``'s, which are
+:meth:`PreemptionBounds.below`'s, and its differences are ``vsub``'s
+(``tests/scheduling/test_preemptible_restart.py`` checks every publication against one from
+scratch, ``tests/scheduling/test_native_preempt.py`` the restart on lists with holes)."""
 
 
 def preemption_sort_key(
