@@ -15,7 +15,7 @@ AddressSanitizer build.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, ItemsView, Iterator, Mapping, ValuesView
+from collections.abc import Callable, ItemsView, Iterator, Mapping, Sequence, ValuesView
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
@@ -27,7 +27,13 @@ from ytsched.fairshare import hugepages
 from ytsched.fairshare.elements import Element, IntegralState
 from ytsched.fairshare.flat import FlatTree, build_flat
 from ytsched.fairshare.functions import without_cyclic_gc
-from ytsched.fairshare.model import DetailedShare, SchedulingMode, TreeSnapshot, UpdateError
+from ytsched.fairshare.model import (
+    DetailedShare,
+    PoolSpec,
+    SchedulingMode,
+    TreeSnapshot,
+    UpdateError,
+)
 from ytsched.resources import GPU_INDEX, RESOURCE_NAMES, amounts_to_map
 
 if TYPE_CHECKING:
@@ -747,6 +753,15 @@ def result_arrays(
     root = result.root
     if type(root) is NativeElement:
         return root._rows.out_f, root._rows.out_i
+    return None
+
+
+def result_pool_specs(result: UpdateResult) -> Sequence[PoolSpec] | None:
+    """The pools' engine inputs of a native result by row (``result.pools.rows()``; what
+    ``element.pool`` holds), without creating the elements; ``None`` for a reference result."""
+    root = result.root
+    if type(root) is NativeElement:
+        return root._rows.pools
     return None
 
 

@@ -59,7 +59,7 @@ from ytsched.scheduling.preemptible import (
 )
 from ytsched.scheduling.preemption import preemptive_scheduling_due, run_preemptive_stages
 from ytsched.scheduling.satisfaction import RESOURCE_EPSILON, fits
-from ytsched.scheduling.selector import walk_passes
+from ytsched.scheduling.selector import vsub, walk_passes
 from ytsched.scheduling.state import ScheduledOperation, TreeState
 
 if TYPE_CHECKING:
@@ -479,14 +479,7 @@ class Scheduler:
             return False
         usage = node.usage
         limits = node.resource_limits
-        eps = RESOURCE_EPSILON
-        if not (  # ``fits`` written out: the simulator asks this for every parked node
-            usage[0] <= limits[0] + eps
-            and usage[1] <= limits[1] + eps
-            and usage[2] <= limits[2] + eps
-            and usage[3] <= limits[3] + eps
-            and usage[4] <= limits[4] + eps
-        ):
+        if not fits(usage, limits):
             return True
         if level == 0:
             return False
@@ -496,10 +489,7 @@ class Scheduler:
             return True
         strategy = self.trees.strategy
         return _has_spare(
-            node.resource_limits,
-            node.usage,
-            self._min_spare(strategy),
-            strategy.max_started_allocations_per_heartbeat,
+            limits, usage, self._min_spare(strategy), strategy.max_started_allocations_per_heartbeat
         )
 
     def account_idle_heartbeats(
@@ -894,14 +884,10 @@ def _has_spare(limits: Vector, usage: Vector, min_spare: Vector, max_started: in
     (``min_spare`` free, no discount, and starts allowed)?"""
     if max_started is not None and max_started <= 0:
         return False
-    eps = RESOURCE_EPSILON
-    return (
-        min_spare[0] <= limits[0] - usage[0] + eps
-        and min_spare[1] <= limits[1] - usage[1] + eps
-        and min_spare[2] <= limits[2] - usage[2] + eps
-        and min_spare[3] <= limits[3] - usage[3] + eps
-        and min_spare[4] <= limits[4] - usage[4] + eps
-    )
+    # ``min_spare[i] <= (limits[i] - usage[i]) + RESOURCE_EPSILON`` in order: the native
+    # difference and fit test (the same doubles; faster than the five tests in Python, and
+    # the simulator asks this for parked nodes in every sweep).
+    return fits(min_spare, vsub(limits, usage))
 
 
 FAIL_TO_FIT_MEMO_LIMIT = 4096

@@ -80,9 +80,12 @@ class _Clamped(_Model):
     max: Duration | None = option(None, "Longest duration drawn (ms); unset: no bound.")
 
     def clamp(self, seconds: float) -> float:
-        low = self.min / MS
-        high = math.inf if self.max is None else self.max / MS
+        low, high = self.bounds()
         return min(max(seconds, low), high)
+
+    def bounds(self) -> tuple[float, float]:
+        """The shortest and longest duration drawn, in seconds (``inf``: no bound)."""
+        return self.min / MS, math.inf if self.max is None else self.max / MS
 
     @model_validator(mode="after")
     def _bounds(self) -> _Clamped:
@@ -123,7 +126,16 @@ class LogNormalDuration(_Clamped):
     sigma: float = option(..., "Standard deviation of the logarithm.", ge=0)
 
     def sample(self, rng: random.Random) -> float:
-        return self.clamp(rng.lognormvariate(math.log(self.median / MS), self.sigma))
+        return self.samples(rng, 1)[0]
+
+    def samples(self, rng: random.Random, count: int) -> list[float]:
+        """``count`` draws of :meth:`sample`, in order: the parameters and bounds are
+        converted once, not per job (an operation's jobs are drawn when it starts)."""
+        mu = math.log(self.median / MS)
+        sigma = self.sigma
+        low, high = self.bounds()
+        draw = rng.lognormvariate
+        return [min(max(draw(mu, sigma), low), high) for _ in range(count)]
 
 
 def _scalar_duration(value: object) -> object:
@@ -189,7 +201,10 @@ class ScenarioTaskSpec(TaskSpec):
         if self.job_durations is not None:
             return [value / MS for value in self.job_durations]
         assert self.job_duration is not None
-        return [self.job_duration.sample(rng) for _ in range(self.job_count)]
+        distribution = self.job_duration
+        if isinstance(distribution, LogNormalDuration):
+            return distribution.samples(rng, self.job_count)
+        return [distribution.sample(rng) for _ in range(self.job_count)]
 
 
 class ScenarioOperationSpec(OperationSpec):

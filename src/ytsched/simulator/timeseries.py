@@ -13,8 +13,11 @@ Averages use every update; the stored points are thinned to at most ``max_points
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import cast
 
 from ytsched.config.tree import ROOT_POOL_NAME
+from ytsched.fairshare import native
+from ytsched.fairshare.elements import Element
 from ytsched.fairshare.update import UpdateResult
 from ytsched.pooltree import PoolTrees
 from ytsched.resources import RESOURCE_NAMES
@@ -134,7 +137,9 @@ class Sampler:
     ) -> None:
         total = result.total_resource_limits[index]
         live = trees.trees[tree_name].pools
-        for name, element in result.pools.items():
+        for name, usage, demand, fair_ratio, guarantee_ratio, integral in pool_values(
+            result, index
+        ):
             key = (tree_name, name)
             series = self.pools.get(key)
             if series is None:
@@ -144,10 +149,6 @@ class Sampler:
                     pool=name,
                     ephemeral=pool is not None and pool.is_ephemeral,
                 )
-            usage = element.resource_usage[index]
-            demand = element.resource_demand[index]
-            fair_ratio = element.fair_share.total[index]
-            guarantee_ratio = element.strong_guarantee_share[index]
             fair = fair_ratio * total
             guarantee = guarantee_ratio * total
             series.usage_sum += usage
@@ -158,18 +159,81 @@ class Sampler:
             series.fair_share_ratio_sum += fair_ratio
             series.guarantee_ratio_sum += guarantee_ratio
             series.samples += 1
-            integral = name != ROOT_POOL_NAME and element.integral_type.value != "none"
-            if integral:
-                series.integral_type = element.integral_type.value
+            if integral is not None:
+                series.integral_type = integral[0]
             if keep:
                 series.times.append(now)
                 series.usage.append(usage)
                 series.demand.append(demand)
                 series.fair_share.append(fair)
                 series.guarantee.append(guarantee)
-                if integral:
-                    series.volume.append(element.integral.accumulated_volume[index])
-                    series.capacity.append(element.resource_flow_ratio * total * saturation)
+                if integral is not None:
+                    series.volume.append(integral[1])
+                    series.capacity.append(integral[2] * total * saturation)
                 else:
                     series.volume.append(0.0)
                     series.capacity.append(0.0)
+
+
+PoolValues = tuple[str, float, float, float, float, tuple[str, float, float] | None]
+"""A pool's sampled values in one resource: name, usage, demand, fair share ratio (total),
+strong guarantee share and, for an integral pool (not the root), its integral type, the
+accumulated volume and the resource flow ratio."""
+
+
+def pool_values(result: UpdateResult, index: int) -> list[PoolValues]:
+    """The sampled values of every pool of ``result`` (in ``result.pools`` order), in
+    resource ``index``.
+
+    A native result's values are read from its result arrays in one slice (the very doubles
+    the elements' lazy attributes would convert), without creating the pool elements: the
+    sampler runs after every update, and reading four lazy attributes of each pool cost more
+    than the rest of the sampling; a reference result's are read from its elements."""
+    arrays = native.result_arrays(result)
+    specs = native.result_pool_specs(result)
+    if arrays is None or specs is None:
+        return [_element_values(name, element, index) for name, element in result.pools.items()]
+    rows = cast(native.ElementsByName, result.pools).rows()
+    if not rows:
+        return []
+    first = min(rows.values())
+    stop = max(rows.values()) + 1
+    columns = [
+        native.OUT_RESOURCE_USAGE + index,
+        native.OUT_RESOURCE_DEMAND + index,
+        native.OUT_FAIR_SHARE_TOTAL + index,
+        native.OUT_STRONG_GUARANTEE_SHARE + index,
+        native.OUT_INTEGRAL + index,  # ``integral.accumulated_volume``, IntegralState's first
+        native.OUT_RESOURCE_FLOW_RATIO,
+    ]
+    block = arrays[0][first:stop, columns].tolist()
+    values: list[PoolValues] = []
+    for name, row in rows.items():
+        usage, demand, fair_ratio, guarantee_ratio, volume, flow = block[row - first]
+        integral_type = specs[row].integral_guarantees.guarantee_type.value
+        integral = (
+            (integral_type, volume, flow)
+            if name != ROOT_POOL_NAME and integral_type != "none"
+            else None
+        )
+        values.append((name, usage, demand, fair_ratio, guarantee_ratio, integral))
+    return values
+
+
+def _element_values(name: str, element: Element, index: int) -> PoolValues:
+    """:func:`pool_values` of one pool, from its element (``integral_type`` is the pool's
+    ``integral_guarantees.guarantee_type``, as in a native result's specs)."""
+    integral_type = element.integral_type.value
+    integral = (
+        (integral_type, element.integral.accumulated_volume[index], element.resource_flow_ratio)
+        if name != ROOT_POOL_NAME and integral_type != "none"
+        else None
+    )
+    return (
+        name,
+        element.resource_usage[index],
+        element.resource_demand[index],
+        element.fair_share.total[index],
+        element.strong_guarantee_share[index],
+        integral,
+    )
