@@ -7,7 +7,7 @@ import math
 import random
 import struct
 
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ytsched.simulator.scenario import LogNormalDuration
@@ -28,7 +28,7 @@ def _one_by_one(distribution: LogNormalDuration, rng: random.Random, count: int)
     ]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     median=st.integers(1, 10**7),
     sigma=st.floats(0.0, 3.0),
