@@ -756,7 +756,6 @@ def build_tree_state(
     rows = cast(ElementsByName, computed_operations).rows() if keys is not None else None
     computed: Element | None = None
     row = -1
-    reused = 0  # how many operations of ``previous`` this state takes over (the very objects)
     for entry in tree.operations.values():
         operation = entry.operation
         op_id = operation.id
@@ -809,18 +808,14 @@ def build_tree_state(
                 keys,
                 row,
             )
-        if op is old:
-            reused += 1
         elements[op_id] = op.element
         operations[op_id] = op
         context[3].append(op)
         if fused:
             run_steps(op)
     if previous is not None:
-        # After the build: the objects reused from it (``_reset``) are left alone; when
-        # every one of its operations was (each op_id is visited once, so ``reused`` counts
-        # distinct operations handed on under their own names), none is visited.
-        previous.dispose(keep=operations, kept_all=reused == len(previous.operations))
+        # After the build: the objects reused from it (``_reset``) are left alone.
+        previous.dispose(keep=operations)
 
     # Every operation built has its record: with as many records, none is stale.
     if len(records) != len(operations):

@@ -256,27 +256,19 @@ class TreeState:
     """``(WAITING_EMPTINESS_CHANGES, eligibility_changes)`` when :attr:`fail_to_fit` was
     filled."""
 
-    def dispose(
-        self, keep: dict[str, ScheduledOperation] | None = None, *, kept_all: bool = False
-    ) -> None:
+    def dispose(self, keep: dict[str, ScheduledOperation] | None = None) -> None:
         """Break the reference cycles of a replaced state (parents, selector heaps) so that
         reference counting frees it at once instead of a full garbage collection later, which
         would otherwise stall some heartbeat for as long as it takes to walk every object.
 
         ``keep``: the operations of the state that replaced this one; those that are the very
         objects of this one (reused by the build, ``post_update._reset``) and their elements
-        belong to the new state now and are left as they are.  ``kept_all``: the caller
-        counted that every operation of this one is in ``keep`` (the very object under its
-        name), so none is visited."""
-        for _ in self.dispose_in_slices(None, keep, kept_all=kept_all):
+        belong to the new state now and are left as they are."""
+        for _ in self.dispose_in_slices(None, keep):
             pass
 
     def dispose_in_slices(
-        self,
-        per_slice: int | None,
-        keep: dict[str, ScheduledOperation] | None = None,
-        *,
-        kept_all: bool = False,
+        self, per_slice: int | None, keep: dict[str, ScheduledOperation] | None = None
     ) -> Iterator[None]:
         """:meth:`dispose` with a ``yield`` after the selectors and after every ``per_slice``
         elements and operations (``None``: no yield), for a caller that serves requests in
@@ -296,8 +288,6 @@ class TreeState:
             if count == per_slice:
                 count = 0
                 yield
-        if kept_all:
-            return
         for name, op in self.operations.items():
             if kept.get(name) is op:
                 continue
