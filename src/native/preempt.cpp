@@ -75,6 +75,18 @@ int fill_layout(Layout<N>& layout, PyObject* cls, const char* const (&names)[N])
     return -1;
   }
   auto* type = reinterpret_cast<PyTypeObject*>(cls);
+  // Every slot of the class is one of `names` (a dataclass with slots=True lists its fields
+  // there): a field added to the class and not built here must fail now, not leave a slot
+  // unset.
+  PyObject* slots = PyObject_GetAttrString(cls, "__slots__");
+  if (slots == nullptr) return -1;
+  const bool same_count = PyTuple_Check(slots) && PyTuple_GET_SIZE(slots) == Py_ssize_t(N);
+  Py_DECREF(slots);
+  if (!same_count) {
+    PyErr_Format(PyExc_TypeError, "template_setup: %s must have exactly %zu slots",
+                 type->tp_name, N);
+    return -1;
+  }
   Py_ssize_t offsets[N];
   for (std::size_t i = 0; i < N; ++i) {
     PyObject* descriptor = PyObject_GetAttrString(cls, names[i]);

@@ -170,6 +170,24 @@ def test_setup_rejects_a_class_without_those_slots() -> None:
         _selector.template_setup(
             Plain, ShareView, PreemptionBounds, PreemptionBounds, _INDEXES, 0, 1
         )
+
+    # A field added to the template class and not built natively is refused at setup.
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Wider:
+        settings: object
+        shares: object
+        fifo_index: object
+        view: object
+        bounds: object
+        order_key: object
+        demand: object
+        status: object
+        extra: object
+
+    with pytest.raises(TypeError, match="slots"):
+        _selector.template_setup(
+            Wider, ShareView, PreemptionBounds, PreemptionBounds, _INDEXES, 0, 1
+        )
     with pytest.raises(TypeError):
         template_from_shares(_settings(1.0, 1.0, 1.0, None), b"short", (1.0,) * 5, None, None)  # type: ignore[arg-type]
 
