@@ -1,11 +1,12 @@
-"""Buffers one small update leaves to the next on the same thread change no result.
+"""Buffers one update leaves to the next on the same thread change no result.
 
 The native core keeps an update's heap buffers (every row's chains and child list, the
 workers' scratch space) for the calling thread's next update of at most 262,144 elements, row
-k's for row k (taken and handed back in the ranges that construct and destroy the rows).  A reused buffer keeps only its capacity, so an update must give the same bytes
-whatever ran before it on that thread: these tests run each tree first on a fresh thread (no
-spare buffers) and then in sequences of different sizes, shapes, options and a failing update,
-on one thread, and compare the raw result arrays byte for byte.
+k's for row k (taken and handed back in the ranges that construct and destroy the rows).  A
+reused buffer keeps only its capacity, so an update must give the same bytes whatever ran
+before it on that thread: these tests run each tree first on a fresh thread (no spare buffers)
+and then in sequences of different sizes, shapes, options and a failing update, on one thread,
+and compare the raw result arrays byte for byte.
 """
 
 from __future__ import annotations
