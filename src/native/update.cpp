@@ -92,10 +92,10 @@ struct Element {
 //
 // Blocks that large are mapped afresh by malloc and unmapped when freed, so every update
 // faulted its whole table in again: the kernel zeroes each huge page (1k pools / 10k
-// operations: 8 huge pages, ~2-3 ms of the setup's CPU).  The last freed table is kept instead
+// operations: 8 huge pages, up to ~4 ms of system time an update on our VMs).  The last freed table is kept instead
 // (``KeptTable``) and handed to the next update whose table fits it: consecutive updates of
 // one tree ask for the same size, and its pages are already faulted in.  A process holds at
-// most one kept table (the largest update's, at most kMaxKeptTableBytes); see
+// most one kept table (the last one freed, if at most kMaxKeptTableBytes); see
 // docs/decisions.md ("The element table kept between updates").
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
 constexpr std::size_t kMaxKeptTableBytes = std::size_t{1} << 30;
