@@ -92,10 +92,10 @@ struct Element {
 //
 // Blocks that large are mapped afresh by malloc and unmapped when freed, so every update
 // faulted its whole table in again: the kernel zeroes each huge page (1k pools / 10k
-// operations: 8 huge pages, ~2-3 ms of the setup's CPU).  The last freed table is kept instead
+// operations: 8 huge pages, up to ~4 ms of system time an update on our VMs).  The last freed table is kept instead
 // (``KeptTable``) and handed to the next update whose table fits it: consecutive updates of
 // one tree ask for the same size, and its pages are already faulted in.  A process holds at
-// most one kept table (the largest update's, at most kMaxKeptTableBytes); see
+// most one kept table (the last one freed, if at most kMaxKeptTableBytes); see
 // docs/decisions.md ("The element table kept between updates").
 constexpr std::size_t kHugePage = std::size_t{2} << 20;
 constexpr std::size_t kMaxKeptTableBytes = std::size_t{1} << 30;
@@ -356,14 +356,16 @@ struct alignas(128) WorkerContext {
     std::exception_ptr error;
 };
 
-// A small update's heap buffers, kept by the calling thread for its next update: the
-// simulator runs ~17,000 updates a day on a ~300-element tree, where allocating and freeing
-// every row's chains, child lists and the workers' scratch buffers was ~8% of an update.
-// Row k's buffers go to row k of the next update (the simulator's trees change little from one
-// update to the next, so most fit without growing).  Only updates of at most kReuseRows
-// elements keep or take them, so a thread holds at most one small tree's buffers; buffers are
+// An update's heap buffers, kept by the calling thread for its next update: the simulator runs
+// ~17,000 updates a day on a ~300-element tree, where allocating and freeing every row's
+// chains, child lists and the workers' scratch buffers was ~8% of an update; at 1k pools / 10k
+// operations malloc and free of the 11,001 rows' buffers were ~5% of the CPU time (round
+// eleven).  Row k's buffers go to row k of the next update (a tree changes little from one
+// update to the next, so most fit without growing); they are taken and handed back in the
+// ranges that construct and destroy the rows.  Only updates of at most kReuseRows elements keep
+// or take them, so a thread holds at most the buffers of its largest such tree; buffers are
 // cleared when taken, so a reused one holds no values, only capacity.
-constexpr std::size_t kReuseRows = 2048;
+constexpr std::size_t kReuseRows = std::size_t{1} << 18;
 
 struct SpareRow {
     VChain fsbs;
@@ -386,6 +388,16 @@ void swap_row_buffers(Element& el, SpareRow& spare) noexcept {
     el.mffbs.x.swap(spare.mffbs.x);
     el.mffbs.y.swap(spare.mffbs.y);
     el.children.swap(spare.children);
+}
+
+// A fresh row takes a spare row's buffers, emptied (their capacity is all that is reused).
+void take_row_buffers(Element& el, SpareRow& spare) noexcept {
+    swap_row_buffers(el, spare);
+    el.fsbs.x.clear();
+    el.fsbs.y.clear();
+    el.mffbs.x.clear();
+    el.mffbs.y.clear();
+    el.children.clear();
 }
 
 // Row ``k`` of the flat input into its element (the engine's constructor calls it for each row
@@ -437,6 +449,10 @@ public:
         auto construct = [rows](int64_t from, int64_t to) {
             for (int64_t k = from; k < to; ++k) ::new (static_cast<void*>(rows + k)) Element();
         };
+        // The calling thread's spare rows (``SpareBuffers``), taken by the fresh rows as they
+        // are constructed (rows past the spare ones allocate as usual).
+        SpareRow* spare = reuse_ ? t_spare.rows.data() : nullptr;
+        const auto spare_rows = reuse_ ? std::min(n, static_cast<int64_t>(t_spare.rows.size())) : 0;
         std::vector<std::atomic<bool>> done;
         try {
             done = std::vector<std::atomic<bool>>(static_cast<std::size_t>((n + range_rows - 1) / range_rows));
@@ -444,6 +460,7 @@ public:
                 for (int64_t k = from; k < to; ++k) {
                     ::new (static_cast<void*>(rows + k)) Element();
                     read_row(rows[k], in_f, in_i, k);
+                    if (k < spare_rows) take_row_buffers(rows[k], spare[k]);
                 }
                 done[static_cast<std::size_t>(from / range_rows)].store(true, std::memory_order_release);
             });
@@ -453,30 +470,45 @@ public:
                 if (done.empty() || !done[r].load(std::memory_order_acquire))
                     construct(from, std::min(n, from + range_rows));
             }
-            destroy_rows();
+            destroy_rows(nullptr);
             throw;
         }
-        if (reuse_) take_spare_buffers();
+        if (reuse_) take_spare_workers();
         if (workers_.empty()) workers_.resize(1);
     }
 
-    // The table's allocator leaves destruction to us (see ``HugePageAllocator``).
+    // The table's allocator leaves destruction to us (see ``HugePageAllocator``).  The rows'
+    // and workers' buffers go back to the calling thread for its next update first.
     ~Engine() {
-        if (reuse_) keep_spare_buffers();
-        destroy_rows();
+        SpareRow* spare = nullptr;
+        if (reuse_) {
+            SpareBuffers& kept = t_spare;
+            try {
+                if (kept.rows.size() < e_.size()) kept.rows.resize(e_.size());
+                spare = kept.rows.data();
+            } catch (...) {
+                // nothing kept: the next update allocates as usual
+            }
+            kept.workers.swap(workers_);
+        }
+        destroy_rows(spare);
     }
     Engine(const Engine&) = delete;
     Engine& operator=(const Engine&) = delete;
 
     // Destroys every row exactly once: in ranges on the engine's threads (each row's chains
     // are freed where its range runs; nothing is read), and should the pool fail (it
-    // allocates), the ranges not marked done on the caller.
-    void destroy_rows() noexcept {
+    // allocates), the ranges not marked done on the caller.  With ``spare`` (room for every
+    // row), each row first hands its buffers to its spare row.
+    void destroy_rows(SpareRow* spare) noexcept {
         Element* rows = e_.data();
         const auto n = static_cast<int64_t>(e_.size());
         const auto range_rows = static_cast<int64_t>(kMinParallelRows);
-        auto destroy = [rows](int64_t from, int64_t to) {
-            for (int64_t k = from; k < to; ++k) rows[k].~Element();
+        auto destroy = [rows, spare](int64_t from, int64_t to) {
+            for (int64_t k = from; k < to; ++k) {
+                if (spare != nullptr) swap_row_buffers(rows[k], spare[k]);
+                rows[k].~Element();
+            }
         };
         std::vector<std::atomic<bool>> done;
         try {
@@ -494,41 +526,18 @@ public:
         }
     }
 
-    // The calling thread's spare buffers (``SpareBuffers``) into the fresh rows and workers.
-    void take_spare_buffers() noexcept {
-        SpareBuffers& spare = t_spare;
-        const std::size_t rows = std::min(e_.size(), spare.rows.size());
-        for (std::size_t k = 0; k < rows; ++k) {
-            Element& el = e_[k];
-            swap_row_buffers(el, spare.rows[k]);
-            el.fsbs.x.clear();
-            el.fsbs.y.clear();
-            el.mffbs.x.clear();
-            el.mffbs.y.clear();
-            el.children.clear();
-        }
-        workers_.swap(spare.workers);
+    // The calling thread's spare workers' buffers (``SpareBuffers``) into this update's.
+    void take_spare_workers() noexcept {
+        workers_.swap(t_spare.workers);
         for (WorkerContext& ctx : workers_) {
             for (double& step : ctx.steps) step = 0.0;
             ctx.error = nullptr;
         }
     }
 
-    // The rows' and workers' buffers back to the calling thread for its next update.
-    void keep_spare_buffers() noexcept {
-        SpareBuffers& spare = t_spare;
-        try {
-            if (spare.rows.size() < e_.size()) spare.rows.resize(e_.size());
-        } catch (...) {
-            return;  // nothing kept: the next update allocates as usual
-        }
-        for (std::size_t k = 0; k < e_.size(); ++k) swap_row_buffers(e_[k], spare.rows[k]);
-        spare.workers.swap(workers_);
-    }
-
     std::vector<Element, HugePageAllocator<Element>> e_;
     const Options& o_;
-    // This update keeps and takes the calling thread's spare buffers (small trees only).
+    // This update keeps and takes the calling thread's spare buffers (up to kReuseRows rows).
     const bool reuse_;
     int root_ = -1;
     Errors* errors_ = nullptr;

@@ -1,11 +1,12 @@
-"""Buffers one small update leaves to the next on the same thread change no result.
+"""Buffers one update leaves to the next on the same thread change no result.
 
-The native core keeps a small update's heap buffers (every row's chains and child list, the
-workers' scratch space) for the calling thread's next update of at most 2,048 elements, row k's
-for row k.  A reused buffer keeps only its capacity, so an update must give the same bytes
-whatever ran before it on that thread: these tests run each tree first on a fresh thread (no
-spare buffers) and then in sequences of different sizes, shapes, options and a failing update,
-on one thread, and compare the raw result arrays byte for byte.
+The native core keeps an update's heap buffers (every row's chains and child list, the
+workers' scratch space) for the calling thread's next update of at most 262,144 elements, row
+k's for row k (taken and handed back in the ranges that construct and destroy the rows).  A
+reused buffer keeps only its capacity, so an update must give the same bytes whatever ran
+before it on that thread: these tests run each tree first on a fresh thread (no spare buffers)
+and then in sequences of different sizes, shapes, options and a failing update, on one thread,
+and compare the raw result arrays byte for byte.
 """
 
 from __future__ import annotations
@@ -96,11 +97,12 @@ def test_sequences_of_updates_give_fresh_results(
         assert _outcome(trees[k]) == expected[k], f"tree {k} after a different update"
 
 
-def test_larger_tree_than_the_reuse_limit_between_small_ones() -> None:
-    """A tree above 2,048 elements neither takes nor keeps buffers; small ones around it
-    still match a fresh thread."""
+def test_larger_tree_between_small_ones() -> None:
+    """A tree of more rows than the engine shares out in one range (4,096) takes the small
+    trees' buffers for its first rows and leaves its own for theirs; each still matches a
+    fresh thread."""
     small = _tree(10, 120, 3, {})
-    large = _tree(60, 2500, 4, {})
+    large = _tree(60, 4500, 4, {})
     expected_small = _on_fresh_thread(lambda: _outcome(small))
     expected_large = _on_fresh_thread(lambda: _outcome(large))
     for tree, expected in ((small, expected_small), (large, expected_large)) * 2:
