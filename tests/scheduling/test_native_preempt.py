@@ -18,11 +18,15 @@ from hypothesis import strategies as st
 
 from tests.scheduling.test_preemptible import allocation
 from ytsched.resources import EPSILON, ZERO, Vector
-from ytsched.scheduling import _selector, post_update
+from ytsched.scheduling import post_update, selector
 from ytsched.scheduling.native_template import template_from_shares
 from ytsched.scheduling.preemptible import PreemptibleList, PreemptionBounds, _restart
 from ytsched.scheduling.satisfaction import _INDEXES, LARGE_EPSILON, ShareView
 from ytsched.scheduling.state import OperationSettings, OperationTemplate
+
+# The module the package loaded (the sanitizer job points YTSCHED_SELECTOR_LIBRARY at its
+# build): importing ``_selector`` here would load the installed one beside it.
+_selector = selector._NATIVE
 
 _PACK = struct.Struct("25d").pack
 
@@ -265,3 +269,12 @@ def test_native_restart_is_a_publication_from_scratch(
     scratch.publish(second)
     expected = (scratch._b1, scratch._cum1, scratch._b2, scratch._cum2)
     assert repr(got) == repr(expected)
+
+
+def test_every_native_function_comes_from_the_loaded_selector_module() -> None:
+    """The restart and the template are the functions of the one module ``selector`` loaded
+    (``YTSCHED_SELECTOR_LIBRARY`` may name another build than the installed one)."""
+    from ytsched.scheduling import native_template, preemptible
+
+    assert preemptible.native_restart is _selector.restart
+    assert native_template.template_from_shares is _selector.template_from_shares

@@ -16,13 +16,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ytsched.resources import Vector
-from ytsched.scheduling import _selector
 from ytsched.scheduling.preemptible import CompiledBound, PreemptionBounds
 from ytsched.scheduling.satisfaction import _INDEXES, ShareView
+from ytsched.scheduling.selector import template_from_shares as _native_template_from_shares
+from ytsched.scheduling.selector import template_setup
 from ytsched.scheduling.starvation import SchedulableStatus
 from ytsched.scheduling.state import OperationSettings, OperationTemplate
 
-_selector.template_setup(
+template_setup(
     OperationTemplate,
     ShareView,
     PreemptionBounds,
@@ -35,7 +36,7 @@ _selector.template_setup(
 template_from_shares: Callable[
     [OperationSettings, bytes, Vector, PreemptionBounds | None, int | None],
     OperationTemplate | None,
-] = _selector.template_from_shares
+] = _native_template_from_shares
 """``template_from_shares(settings, shares, total, bounds, fifo_index)``: what
 ``_template(settings, shares, None, total, bounds, from_shares=True, fifo_index)`` of
 :mod:`~ytsched.scheduling.post_update` returns, or ``None`` when ``total`` or a float setting

@@ -38,9 +38,9 @@ from enum import IntEnum
 from typing import TYPE_CHECKING
 
 from ytsched.resources import CPU_INDEX, EPSILON, ZERO, Vector
-from ytsched.scheduling._selector import restart as native_restart
-from ytsched.scheduling._selector import restart_setup as native_restart_setup
 from ytsched.scheduling.satisfaction import ShareView, strictly_below
+from ytsched.scheduling.selector import restart as native_restart
+from ytsched.scheduling.selector import restart_setup as native_restart_setup
 from ytsched.scheduling.selector import scan as native_scan
 from ytsched.scheduling.selector import vadd as native_vadd
 from ytsched.scheduling.selector import vneg

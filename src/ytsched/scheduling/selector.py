@@ -38,7 +38,7 @@ the stage.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ytsched.extensions import load_extension
 from ytsched.resources import Vector
@@ -93,6 +93,17 @@ from :func:`local_satisfaction` and, when it has a node, ``core.refresh(node.id,
 walk_passes: Callable[..., float | None] = _NATIVE.walk_passes
 """``scheduler.last_pass_time``'s tick walk for floats (``NotImplemented`` for anything else:
 the caller then walks in Python)."""
+
+restart_setup: Callable[[Vector], None] = _NATIVE.restart_setup
+restart: Callable[..., tuple[int, Vector, int, Vector]] = _NATIVE.restart
+"""``preemptible._restart`` (``src/native/preempt.cpp``); ``restart_setup`` gives it ``ZERO``."""
+
+template_setup: Callable[..., None] = _NATIVE.template_setup
+template_from_shares: Callable[..., Any] = _NATIVE.template_from_shares
+"""``native_template.template_from_shares`` (``src/native/preempt.cpp``); ``template_setup``
+gives it the classes it fills.  Every native function is taken from this one loaded module:
+importing ``_selector`` elsewhere would load the installed build beside the one
+``YTSCHED_SELECTOR_LIBRARY`` names (the sanitizer job's)."""
 
 
 class SelectorNode:
