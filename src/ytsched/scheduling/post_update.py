@@ -445,7 +445,7 @@ def _unchanged(
     row: int,
     blob: bytes,
     fifo_indexes: list[int | None],
-    starvation: dict[str, StarvationState],
+    own: StarvationState | None,
 ) -> ScheduledOperation | None:
     """:func:`_operation` for the common case, in one call: ``op`` (the operation's state in
     the replaced state) made what :func:`_operation` returns, when every input of its template
@@ -460,7 +460,8 @@ def _unchanged(
     The key's spec and limits ids are tested as identity of the objects
     ``settings.anchors`` keeps (:func:`_settings` builds both from the same entry, and a
     live object's id is another live object's only if it is that object): the same test
-    without two ``id`` calls.
+    without two ``id`` calls.  ``own`` is the operation's entry in the persistent starvation
+    map (``None``: none), looked up once by the caller for either path.
     What follows is :func:`live_inputs`, :func:`_reset` and the rest of :func:`_operation`,
     written out."""
     template = record.template
@@ -496,17 +497,15 @@ def _unchanged(
                 pending += len(task.waiting)
             record.pending_memo = (operation, changes, pending)
         reason = None if pending else "no_pending_allocations"
-    own = starvation.get(operation.id)
     # _reset(op, parent, own or StarvationState(), reason, pending), less the fields that
     # build_tree_state's later passes assign for every operation whatever they held: usage,
-    # local_sat, status, the starving pointers and eligible (_OperationSteps).
+    # local_sat, status, the starving pointers and eligible (_OperationSteps); an operation's
+    # element never has children (only pools' and the root's lists are built).
     element = op.element
     element.parent = parent
     element.aggressive_starvation_enabled = parent.aggressive_starvation_enabled
     element.starvation = own if own is not None else StarvationState()
     element.schedulable = reason is None
-    if element.children:
-        element.children = []
     element.node = None
     element.operation = op
     op.unschedulable_reason = reason
@@ -615,7 +614,9 @@ def _reset(
     are immutable and nothing assigns those fields after a build; the operation's tasks are
     fixed at its creation).  Every other field, the ones the build, the heartbeats and
     :meth:`TreeState.dispose` change, is set here to what :func:`_fresh` gives it
-    (``tests/scheduling/test_incremental_update.py`` compares both field by field).
+    (``tests/scheduling/test_incremental_update.py`` compares both field by field).  An
+    operation's element keeps the empty ``children`` :func:`_fresh` gives it: only the
+    pools' and the root's lists are ever built (:func:`_build_children`).
     """
     element = op.element
     element.parent = parent
@@ -627,8 +628,6 @@ def _reset(
     element.lowest_starving = None
     element.lowest_aggressively_starving = None
     element.schedulable = reason is None
-    if element.children:
-        element.children = []
     element.node = None
     element.operation = op
     op.unschedulable_reason = reason
@@ -763,13 +762,20 @@ def build_tree_state(
     # :func:`_template`); ``keys`` is only set for one, whose operations are ElementsByName
     # (their rows looked up in one pass: ``ElementsByName.rows``).
     rows = cast(ElementsByName, computed_operations).rows() if keys is not None else None
+    # The maps' ``get`` bound once: the loop runs per operation and update, and a method
+    # lookup costs about as much as the call it precedes.
+    row_of = rows.get if rows is not None else None
+    record_of = records.get
+    context_of = contexts.get
+    reusable_of = reusable.get
+    starvation_of = starvation.get
     computed: Element | None = None
     row = -1
     for entry in tree.operations.values():
         operation = entry.operation
         op_id = operation.id
-        if rows is not None:
-            found = rows.get(op_id)
+        if row_of is not None:
+            found = row_of(op_id)
             if found is None:
                 continue
             row = found
@@ -777,12 +783,12 @@ def build_tree_state(
             computed = computed_operations.get(op_id)
             if computed is None:
                 continue
-        record = records.get(op_id)
+        record = record_of(op_id)
         if record is None:
             record = OperationRecord()
             records[op_id] = record
         pool_name = entry.pool.name
-        context = contexts.get(pool_name)
+        context = context_of(pool_name)
         if context is None:
             parent = elements[pool_name]
             pool_key = _pool_key(tree, parent)
@@ -794,9 +800,10 @@ def build_tree_state(
             by_pool[pool_name] = children
             context = (parent, pool_key, limited[pool_name], children)
             contexts[pool_name] = context
-        old = reusable.get(op_id)
+        old = reusable_of(op_id)
+        own = starvation_of(op_id)
         op = (
-            _unchanged(old, entry, record, context, row, blob, fifo_indexes, starvation)
+            _unchanged(old, entry, record, context, row, blob, fifo_indexes, own)
             if old is not None and keys is not None
             else None
         )
@@ -808,7 +815,7 @@ def build_tree_state(
                 context[1],
                 computed,
                 total,
-                starvation.get(op_id),
+                own,
                 record,
                 filters,
                 context[2],
