@@ -453,8 +453,9 @@ def _unchanged(
 
     The tests are those of :func:`_current_template` (the record's template has the same
     settings key and the same packed shares and FIFO index, read from the native result's
-    ``blob`` in place at the operation's ``row``: ``startswith`` at the row's offset compares
-    the same 200 bytes the slice would hold) and of :func:`_operation` (``op`` was built from
+    ``blob`` at the operation's ``row``: the row's 200-byte slice, as there; ``startswith``
+    at the row's offset compares the same bytes but parses its arguments as a tuple, which
+    costs more than the slice) and of :func:`_operation` (``op`` was built from
     that template for the same operation, entry and record), with the pool's key by identity
     (an equal key that is another object takes the general path, which compares by value).
     The key's spec and limits ids are tested as identity of the objects
@@ -479,7 +480,7 @@ def _unchanged(
         and anchors[1] is operation.spec
         and anchors[2] is entry.resource_limits
         and template.fifo_index == fifo_indexes[row]
-        and blob.startswith(template.shares, row * _SHARES_SIZE)
+        and blob[row * _SHARES_SIZE : (row + 1) * _SHARES_SIZE] == template.shares
     ):
         return None
     # live_inputs(entry); the pending count is reused while the operation's job change
