@@ -445,7 +445,7 @@ def _unchanged(
     row: int,
     blob: bytes,
     fifo_indexes: list[int | None],
-    starvation: dict[str, StarvationState],
+    own: StarvationState | None,
 ) -> ScheduledOperation | None:
     """:func:`_operation` for the common case, in one call: ``op`` (the operation's state in
     the replaced state) made what :func:`_operation` returns, when every input of its template
@@ -453,14 +453,16 @@ def _unchanged(
 
     The tests are those of :func:`_current_template` (the record's template has the same
     settings key and the same packed shares and FIFO index, read from the native result's
-    ``blob`` in place at the operation's ``row``: ``startswith`` at the row's offset compares
-    the same 200 bytes the slice would hold) and of :func:`_operation` (``op`` was built from
+    ``blob`` at the operation's ``row``: the row's 200-byte slice, as there; ``startswith``
+    at the row's offset compares the same bytes but parses its arguments as a tuple, which
+    costs more than the slice) and of :func:`_operation` (``op`` was built from
     that template for the same operation, entry and record), with the pool's key by identity
     (an equal key that is another object takes the general path, which compares by value).
     The key's spec and limits ids are tested as identity of the objects
     ``settings.anchors`` keeps (:func:`_settings` builds both from the same entry, and a
     live object's id is another live object's only if it is that object): the same test
-    without two ``id`` calls.
+    without two ``id`` calls.  ``own`` is the operation's entry in the persistent starvation
+    map (``None``: none), looked up once by the caller for either path.
     What follows is :func:`live_inputs`, :func:`_reset` and the rest of :func:`_operation`,
     written out."""
     template = record.template
@@ -478,7 +480,7 @@ def _unchanged(
         and anchors[1] is operation.spec
         and anchors[2] is entry.resource_limits
         and template.fifo_index == fifo_indexes[row]
-        and blob.startswith(template.shares, row * _SHARES_SIZE)
+        and blob[row * _SHARES_SIZE : (row + 1) * _SHARES_SIZE] == template.shares
     ):
         return None
     # live_inputs(entry); the pending count is reused while the operation's job change
@@ -496,17 +498,15 @@ def _unchanged(
                 pending += len(task.waiting)
             record.pending_memo = (operation, changes, pending)
         reason = None if pending else "no_pending_allocations"
-    own = starvation.get(operation.id)
     # _reset(op, parent, own or StarvationState(), reason, pending), less the fields that
     # build_tree_state's later passes assign for every operation whatever they held: usage,
-    # local_sat, status, the starving pointers and eligible (_OperationSteps).
+    # local_sat, status, the starving pointers and eligible (_OperationSteps); an operation's
+    # element never has children (only pools' and the root's lists are built).
     element = op.element
     element.parent = parent
     element.aggressive_starvation_enabled = parent.aggressive_starvation_enabled
     element.starvation = own if own is not None else StarvationState()
     element.schedulable = reason is None
-    if element.children:
-        element.children = []
     element.node = None
     element.operation = op
     op.unschedulable_reason = reason
@@ -615,7 +615,9 @@ def _reset(
     are immutable and nothing assigns those fields after a build; the operation's tasks are
     fixed at its creation).  Every other field, the ones the build, the heartbeats and
     :meth:`TreeState.dispose` change, is set here to what :func:`_fresh` gives it
-    (``tests/scheduling/test_incremental_update.py`` compares both field by field).
+    (``tests/scheduling/test_incremental_update.py`` compares both field by field).  An
+    operation's element keeps the empty ``children`` :func:`_fresh` gives it: only the
+    pools' and the root's lists are ever built (:func:`_build_children`).
     """
     element = op.element
     element.parent = parent
@@ -627,8 +629,6 @@ def _reset(
     element.lowest_starving = None
     element.lowest_aggressively_starving = None
     element.schedulable = reason is None
-    if element.children:
-        element.children = []
     element.node = None
     element.operation = op
     op.unschedulable_reason = reason
@@ -763,13 +763,20 @@ def build_tree_state(
     # :func:`_template`); ``keys`` is only set for one, whose operations are ElementsByName
     # (their rows looked up in one pass: ``ElementsByName.rows``).
     rows = cast(ElementsByName, computed_operations).rows() if keys is not None else None
+    # The maps' ``get`` bound once: the loop runs per operation and update, and a method
+    # lookup costs about as much as the call it precedes.
+    row_of = rows.get if rows is not None else None
+    record_of = records.get
+    context_of = contexts.get
+    reusable_of = reusable.get
+    starvation_of = starvation.get
     computed: Element | None = None
     row = -1
     for entry in tree.operations.values():
         operation = entry.operation
         op_id = operation.id
-        if rows is not None:
-            found = rows.get(op_id)
+        if row_of is not None:
+            found = row_of(op_id)
             if found is None:
                 continue
             row = found
@@ -777,12 +784,12 @@ def build_tree_state(
             computed = computed_operations.get(op_id)
             if computed is None:
                 continue
-        record = records.get(op_id)
+        record = record_of(op_id)
         if record is None:
             record = OperationRecord()
             records[op_id] = record
         pool_name = entry.pool.name
-        context = contexts.get(pool_name)
+        context = context_of(pool_name)
         if context is None:
             parent = elements[pool_name]
             pool_key = _pool_key(tree, parent)
@@ -794,9 +801,10 @@ def build_tree_state(
             by_pool[pool_name] = children
             context = (parent, pool_key, limited[pool_name], children)
             contexts[pool_name] = context
-        old = reusable.get(op_id)
+        old = reusable_of(op_id)
+        own = starvation_of(op_id)
         op = (
-            _unchanged(old, entry, record, context, row, blob, fifo_indexes, starvation)
+            _unchanged(old, entry, record, context, row, blob, fifo_indexes, own)
             if old is not None and keys is not None
             else None
         )
@@ -808,7 +816,7 @@ def build_tree_state(
                 context[1],
                 computed,
                 total,
-                starvation.get(op_id),
+                own,
                 record,
                 filters,
                 context[2],
