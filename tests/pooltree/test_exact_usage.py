@@ -168,3 +168,27 @@ def test_packed_sums_are_the_sums_of_the_fields(
     for vector in vectors:
         total -= pack(vector)
     assert total == 0
+
+
+_SUM_FIELDS = st.lists(
+    st.one_of(
+        st.integers(min_value=0, max_value=LARGEST_EXACT + 2),
+        st.integers(min_value=-(2**127), max_value=2**127 - 1),
+        st.sampled_from([0, 1, 2**53 - 1, 2**53, 2**53 + 1, 2**64, -1, -(2**53)]),
+    ),
+    min_size=5,
+    max_size=5,
+)
+
+
+@settings(max_examples=300)
+@given(_SUM_FIELDS, _SUM_FIELDS)
+def test_usage_reads_packed_fields_as_unpack(tree_fields: list[int], shared: list[int]) -> None:
+    """Whatever the packed sums hold (negative or too large fields too), ``usage`` gives
+    exactly the floats of :func:`unpack`'s fields, or ``None`` when one is above
+    :data:`LARGEST_EXACT`: the byte-reading fast path changes no answer."""
+    exact = ExactUsage()
+    exact.sums = {"t": pack(tuple(tree_fields)), None: pack(tuple(shared))}  # type: ignore[arg-type]
+    totals = unpack(exact.sums["t"] + exact.sums[None])
+    expected = None if any(t > LARGEST_EXACT for t in totals) else tuple(map(float, totals))
+    assert exact.usage("t", 0) == expected

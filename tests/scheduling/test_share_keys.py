@@ -93,7 +93,9 @@ def test_rows_with_a_name_twice() -> None:
 
     pool_names, operation_names = ["<Root>", "a"], ["x", "a"]
     context = SimpleNamespace(
-        index={"<Root>": 0, "a": 3, "x": 2}, names=(pool_names, operation_names)
+        index={"<Root>": 0, "a": 3, "x": 2},
+        names=(pool_names, operation_names),
+        distinct=False,  # an engine result's are (build_flat checks): rows skip the index
     )
     pools = ElementsByName(context, pool_names, 0)  # type: ignore[arg-type]
     operations = ElementsByName(context, operation_names, 2)  # type: ignore[arg-type]

@@ -442,6 +442,7 @@ class _ResultRows:
         "_children",
         "_lock",
         "_order",
+        "distinct",
         "elements",
         "gpu_only",
         "in_i",
@@ -472,6 +473,9 @@ class _ResultRows:
         self.total = snapshot.total_resource_limits
         self.names = (flat.pool_names, flat.operation_names)  # not ``flat``: its in_f may go
         self.index: dict[str, int] | None = None
+        self.distinct = True
+        """The names are distinct (``build_flat`` rejects a snapshot whose are not), so a
+        mapping's rows are its range in order (:meth:`ElementsByName.rows`)."""
         self.elements: list[NativeElement | None] = [None] * out_f.shape[0]
         self._children: tuple[list[int], list[int]] | None = None
         self._lock = threading.Lock()
@@ -636,13 +640,16 @@ class ElementsByName(Mapping[str, Element]):
 
     def rows(self) -> dict[str, int]:
         """:meth:`row` of every name that has one, in one pass: for a caller that looks up
-        most of them (a call per name costs more than the lookup itself).  Without duplicate
-        names in the result (the index then has one entry per row) the rows are this
-        mapping's range in order; otherwise each name's row is checked as :meth:`row` does."""
-        index = self._index()
+        most of them (a call per name costs more than the lookup itself).  With distinct
+        names (every result of the engine: ``_ResultRows.distinct``) the rows are this
+        mapping's range in order, numbered without building the name index; otherwise each
+        name's row is checked as :meth:`row` does."""
         names = self._names
         start = self._start
         stop = start + len(names)
+        if self._context.distinct:
+            return dict(zip(names, range(start, stop), strict=True))
+        index = self._index()
         if len(index) == len(self._context.names[0]) + len(self._context.names[1]):
             return dict(zip(names, range(start, stop), strict=True))
         return {name: row for name in names if start <= (row := index[name]) < stop}

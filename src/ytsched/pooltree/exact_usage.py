@@ -15,6 +15,7 @@ operation's sums unusable for good (the fold is then done as before).
 
 from __future__ import annotations
 
+import struct
 from typing import TYPE_CHECKING
 
 from ytsched.resources import Vector
@@ -32,6 +33,19 @@ FIELD_BITS = 128
 _FIELD = 1 << FIELD_BITS
 _HALF = _FIELD >> 1
 _MASK = _FIELD - 1
+
+
+_ALL_BYTES = 5 * FIELD_BITS // 8
+_ALL_FIELDS = 1 << (5 * FIELD_BITS)
+_ABOVE_EXACT = sum(((_FIELD - 1) >> 53 << 53) << (FIELD_BITS * i) for i in range(5))
+"""In each field, the bits from 53 up.  A packed value ``p`` with ``0 <= p <`` 2**640 and none
+of these bits set has every field in [0, 2**53), as :func:`unpack` gives them: a field ``f``
+in [-2**127, 0) would occupy its bits as ``2**128 + f``, which has bit 127 set (so does the
+top field of a negative ``p``), so no field borrowed and each is its bits' value (below
+2**53, so exact as a double and within :data:`LARGEST_EXACT`)."""
+
+_LOW_WORDS = struct.Struct("<" + "Q8x" * 5)
+"""The low 64 bits of each of the five 128-bit fields of a packed value's 80 bytes."""
 
 
 def pack(values: tuple[int, int, int, int, int]) -> int:
@@ -141,7 +155,13 @@ class ExactUsage:
         if not self.exact or running != self.jobs:
             return None
         sums = self.sums
-        totals = unpack(sums.get(tree, 0) + sums.get(None, 0))
+        packed = sums.get(tree, 0) + sums.get(None, 0)
+        if 0 <= packed < _ALL_FIELDS and not packed & _ABOVE_EXACT:
+            # Every field in [0, 2**53) (see :data:`_ABOVE_EXACT`): the fields are the
+            # packed value's bytes, read in one call instead of :func:`unpack`'s loop.
+            t0, t1, t2, t3, t4 = _LOW_WORDS.unpack(packed.to_bytes(_ALL_BYTES, "little"))
+            return (float(t0), float(t1), float(t2), float(t3), float(t4))
+        totals = unpack(packed)
         for total in totals:
             if total > LARGEST_EXACT:
                 return None
