@@ -6,6 +6,7 @@
 // stack.
 #include "update.hpp"
 
+#include "op_memo.hpp"
 #include "pool.hpp"
 
 #include <algorithm>
@@ -352,6 +353,7 @@ private:
 // writes must not evict the line holding another thread's buffer pointers.
 struct alignas(128) WorkerContext {
     Workspace workspace;
+    OperationMemo memo;  // this update's operation functions by their inputs (op_memo.hpp)
     double steps[kStepCount] = {};
     std::exception_ptr error;
 };
@@ -532,6 +534,7 @@ public:
         for (WorkerContext& ctx : workers_) {
             for (double& step : ctx.steps) step = 0.0;
             ctx.error = nullptr;
+            ctx.memo.clear();
         }
     }
 
@@ -1062,8 +1065,24 @@ public:
         el.has_parts = false;
         uint64_t start = profile_ticks();
         VChain& fsbff = ctx.workspace.fsbff;
+        OperationMemo::Key key{};
+        const bool memo = el.is_op && ctx.memo.active();
         if (el.is_op) {
-            operation_fsbff(el.usage_share, el.demand_share, uses_step_function(el), fsbff);
+            const bool step = uses_step_function(el);
+            if (memo)
+                key = OperationMemo::key(el.usage_share, el.demand_share, step, el.limits_share,
+                                         el.guarantee_share());
+            OperationMemo::Sizes sizes;
+            if (memo && ctx.memo.find(key, el.fsbs, sizes)) {
+                el.mffbs = SChain();
+                el.fsbff_right_bound = sizes.fsbff_right_bound;
+                el.fsbff_size = sizes.fsbff_size;
+                el.mffbs_size = sizes.mffbs_size;
+                el.has_functions = true;
+                ctx.steps[kStepFsbff] += static_cast<double>(profile_ticks() - start);
+                return;
+            }
+            operation_fsbff(el.usage_share, el.demand_share, step, fsbff);
         } else if (el.fifo) {
             std::vector<const VChain*> chains;
             for (int c : el.sorted) chains.push_back(&e_[c].fsbs);
@@ -1118,6 +1137,8 @@ public:
         el.fsbs.y.assign(compressed.y.begin(), compressed.y.end());
         el.fsbff_right_bound = fsbff.x.back();
         el.fsbff_size = static_cast<int32_t>(fsbff.x.size() - 1);
+        if (memo)
+            ctx.memo.insert(key, el.fsbs, {el.fsbff_right_bound, el.fsbff_size, el.mffbs_size});
         next = profile_ticks();
         ctx.steps[kStepCompress] += static_cast<double>(next - start);
         el.has_functions = true;
