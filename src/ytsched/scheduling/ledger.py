@@ -93,7 +93,7 @@ class Ledger:
         :meth:`NodeState.watch`; the node's usage sum is the native
         :func:`~ytsched.scheduling.selector.vadd` (:func:`~ytsched.resources.vadd`'s sums)."""
         operation = op.operation
-        job = operation.start_job(task.name, now, node.address, state.name)
+        job = operation.start_task_job(task, now, node.address, state.name)
         resources = job.resources
         self._sequence += 1
         job_id = job.id
