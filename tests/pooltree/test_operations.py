@@ -190,6 +190,38 @@ def test_complete_running_job_is_complete_job() -> None:
     assert states[0][0] == 5.0 and states[0][1] is OperationState.COMPLETED
 
 
+def test_start_task_job_is_start_job() -> None:
+    """The heartbeat path's ``start_task_job`` (the task at hand) starts the same jobs as
+    ``start_job`` by name, and refuses the same way once no job waits or the operation ended."""
+    runs = []
+    for direct in (False, True):
+        trees, _ = scheduler()
+        operation = trees.start_operation("op", user="u", spec=vanilla("p", jobs=2), now=1)
+        task = operation.tasks["main"]
+        jobs = [
+            operation.start_task_job(task, 2.0, "n", "physical")
+            if direct
+            else operation.start_job("main", 2.0, "n", "physical")
+            for _ in range(2)
+        ]
+        with pytest.raises(SchedulerError, match="no waiting jobs"):
+            operation.start_task_job(task, 3.0) if direct else operation.start_job("main", 3.0)
+        runs.append(
+            (
+                [(j.id, j.index, j.attempt, j.resources, j.node, j.tree) for j in jobs],
+                list(operation.running_jobs),
+                operation.job_changes,
+                operation.resource_usage("physical"),
+            )
+        )
+        trees.abort_operation("op", now=4.0)
+        with pytest.raises(SchedulerError, match="jobs start only when it runs"):
+            operation.start_task_job(task, 5.0) if direct else operation.start_job("main", 5.0)
+        with pytest.raises(SchedulerError, match="jobs start only when it runs"):
+            operation.start_job("nope", 5.0)
+    assert runs[0] == runs[1]
+
+
 def test_finished_operation_count_grows_with_every_final_state() -> None:
     """``PoolTrees.finished_operation_count`` moves exactly when an operation reaches a final
     state (the simulator compares it around a heartbeat), whatever the way."""

@@ -189,6 +189,7 @@ actions = st.lists(
     st.one_of(
         st.tuples(st.just("append"), st.integers(1, 3)),
         st.tuples(st.just("remove"), st.integers(0, 50)),
+        st.tuples(st.just("remove_negated"), st.integers(0, 50)),
         st.tuples(st.just("release"), st.integers(0, 50)),
         st.tuples(st.just("publish"), st.sampled_from([0.0, 0.1, 0.3, 0.5, 0.8, 1.0])),
     ),
@@ -215,6 +216,11 @@ def test_incremental_lists_match_the_prefix_rule(
         elif action == "remove" and alive:
             a = alive.pop(int(value) % len(alive))
             items.remove(a)
+        elif action == "remove_negated" and alive:
+            # The ledger's form: the negated usage passed in (``None`` for a zero usage).
+            a = alive.pop(int(value) % len(alive))
+            u = a.usage
+            items.remove(a, (-u[0], -u[1], -u[2], -u[3], -u[4]) if u != units(0.0) else None)
         elif action == "release" and alive:
             a = alive[int(value) % len(alive)]
             u = a.usage

@@ -370,19 +370,33 @@ class Operation:
     def start_job(
         self, task_name: str, now: float, node: str | None = None, tree: str | None = None
     ) -> Job:
-        """Start the next waiting job of a task.
-
-        ``node`` and ``tree`` may be passed by position: the heartbeat path does, for every
-        start (a call with keywords takes Python 3.11's slower generic call path)."""
-        if self.state is not _OP_RUNNING:
-            raise SchedulerError(
-                "InvalidOperationState",
-                f"operation {self.id!r} is {self.state.value}; jobs start only when it runs",
-                operation_id=self.id,
-            )
+        """Start the next waiting job of a task (:meth:`start_task_job` by the task's name)."""
         task = self.tasks.get(task_name)
         if task is None:
+            if self.state is not _OP_RUNNING:
+                raise self._not_running()
             task = self._task(task_name)  # raises
+        return self.start_task_job(task, now, node, tree)
+
+    def _not_running(self) -> SchedulerError:
+        return SchedulerError(
+            "InvalidOperationState",
+            f"operation {self.id!r} is {self.state.value}; jobs start only when it runs",
+            operation_id=self.id,
+        )
+
+    def start_task_job(
+        self, task: Task, now: float, node: str | None = None, tree: str | None = None
+    ) -> Job:
+        """Start the next waiting job of ``task``, one of :attr:`tasks`' values.
+
+        The heartbeat path holds the task already (``ScheduledOperation.tasks`` are these
+        objects) and passes it, for every start, instead of its name to look up again;
+        ``node`` and ``tree`` by position (a call with keywords takes Python 3.11's slower
+        generic call path)."""
+        if self.state is not _OP_RUNNING:
+            raise self._not_running()
+        task_name = task.name
         if not task.waiting:
             raise SchedulerError(
                 "NoPendingJobs",

@@ -93,7 +93,7 @@ class Ledger:
         :meth:`NodeState.watch`; the node's usage sum is the native
         :func:`~ytsched.scheduling.selector.vadd` (:func:`~ytsched.resources.vadd`'s sums)."""
         operation = op.operation
-        job = operation.start_job(task.name, now, node.address, state.name)
+        job = operation.start_task_job(task, now, node.address, state.name)
         resources = job.resources
         self._sequence += 1
         job_id = job.id
@@ -210,11 +210,12 @@ class Ledger:
         state = self.tree_states.get(tree)
         op = state.operations.get(operation_id) if state is not None else None
         record = op.record if op is not None else self._record_of(allocation)
+        # Negated once, for the preemptible list's sums as well as the node's and the tree's.
+        delta = _negated(usage) if usage != ZERO else None
         if record is not None:
-            record.allocations.remove(allocation)
+            record.allocations.remove(allocation, delta)
         allocation.usage = ZERO
-        if usage != ZERO:
-            delta = _negated(usage)
+        if delta is not None:
             if node is not None:
                 node.usage = native_vadd(node.usage, delta)
             if op is not None:

@@ -172,7 +172,6 @@ def schedule(
     ctx: HeartbeatContext,
     selector: Selector,
     deactivated: list[SelectorNode],
-    *,
     one_allocation: bool,
     check: Callable[[ScheduledOperation], DeactivationReason | None] | None = None,
 ) -> Allocation | None:
@@ -180,6 +179,8 @@ def schedule(
 
     Operations that fail (or that ``check`` refuses) are deactivated in ``selector`` and
     listed in ``deactivated`` so the caller can undo that after the stage.
+    ``one_allocation`` may be passed by position: the regular stage does, on every heartbeat
+    that schedules (a call with keywords takes Python 3.11's slower generic call path).
     """
     started: Allocation | None = None
     node = ctx.node
@@ -259,6 +260,6 @@ def run_regular_stage(ctx: HeartbeatContext) -> None:
             if node is not None and node.self_active:
                 selector.deactivate(node)
                 deactivated.append(node)
-        schedule(ctx, selector, deactivated, one_allocation=False)
+        schedule(ctx, selector, deactivated, False)  # (``one_allocation`` by position)
     finally:
         restore(selector, deactivated)

@@ -432,13 +432,19 @@ class PreemptibleList:
             self._items, self._b1, self._cum1, self._b2, self._cum2, bounds
         )
 
-    def _advance(self) -> None:
+    def _advance(self, b1_may_move: bool = True) -> None:
         """Move the boundaries on as far as the prefix rule allows.
 
         Runs after every append and every decrease before ``b2``: a boundary already at the
         end of the list skips its :func:`_scan` call (the scan's loop would not run and would
         return its arguments unchanged), which is the common case of an operation below its
-        fair share, all of whose allocations are non-preemptible."""
+        fair share, all of whose allocations are non-preemptible.
+
+        ``b1_may_move`` false (a decrease at or after ``b1``, which leaves ``cum1`` as it was)
+        skips ``b1``'s scan as well: a ``b1`` before the end stopped where ``cum1`` is not
+        below the aggressive bound (every scan, walk back and restart leaves it so, and the
+        bounds change only by a publication), so with the same sum and bounds that scan
+        would stop at once and return its arguments."""
         bounds = self.bounds
         if bounds is None:
             return
@@ -447,7 +453,7 @@ class PreemptibleList:
         threshold = bounds.threshold
         b1 = self._b1
         cum1 = self._cum1
-        if b1 < count:
+        if b1_may_move and b1 < count:
             b1, cum1 = _scan(items, b1, cum1, threshold, bounds.aggressive_bound)
             self._b1 = b1
             self._cum1 = cum1
@@ -536,16 +542,24 @@ class PreemptibleList:
         may move to a lower class."""
         self._decreased_at(allocation.list_index, delta)
 
-    def remove(self, allocation: Allocation) -> None:
+    def remove(self, allocation: Allocation, negated: Vector | None = None) -> None:
+        """The allocation leaves the sequence (its place becomes a hole).
+
+        ``negated``, when given, is ``vneg(allocation.usage)`` for a non-zero usage, which
+        the caller (:meth:`Ledger.remove`, for every allocation that ends) computes for its
+        own sums anyway: passed in, the negation runs once per end instead of twice."""
         index = allocation.list_index
         if index < 0 or index >= len(self._items) or self._items[index] is not allocation:
             return
-        usage = allocation.usage
         self._items[index] = None
         self._dead += 1
         allocation.list_index = -1
-        if usage != ZERO:
-            self._decreased_at(index, vneg(usage))
+        if negated is not None:
+            self._decreased_at(index, negated)
+        else:
+            usage = allocation.usage
+            if usage != ZERO:
+                self._decreased_at(index, vneg(usage))
         if self._dead > 32 and self._dead * 2 > len(self._items):
             self._compact()
 
@@ -559,7 +573,8 @@ class PreemptibleList:
         # 2**53, see _exact), else only a publication recomputes them exactly.
         if not self._exact:
             self._changed = True
-        if index < self._b1:
+        before_b1 = index < self._b1
+        if before_b1:
             self._cum1 = native_vadd(self._cum1, delta)
         self._cum2 = native_vadd(self._cum2, delta)
         # ``_advance`` changes nothing when both boundaries stand at the end (``b1 <= b2 <=
@@ -567,7 +582,7 @@ class PreemptibleList:
         # with no preemptible allocation.
         count = len(self._items)
         if self._b1 < count or self._b2 < count:
-            self._advance()
+            self._advance(before_b1)
 
     def _compact(self) -> None:
         """Drop the holes: every allocation's index becomes its position among the live

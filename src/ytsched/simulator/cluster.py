@@ -125,8 +125,11 @@ class SimNode:
         self.finished.clear()
         return finished
 
-    def end(self, job: SimJob, *, report: bool) -> None:
-        """The job stops running here; ``report``: tell the scheduler at the next heartbeat."""
+    def end(self, job: SimJob, report: bool) -> None:
+        """The job stops running here; ``report``: tell the scheduler at the next heartbeat.
+
+        ``report`` may be passed by position: every job end does (a call with keywords takes
+        Python 3.11's slower generic call path)."""
         del self.running[job.id]
         if job.waiting:
             self.waiting_count -= 1

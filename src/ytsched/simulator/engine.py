@@ -700,7 +700,7 @@ class Simulation:
         node = job.node
         if token != job.token or node.running.get(job.id) is not job:
             return
-        node.end(job, report=True)
+        node.end(job, True)  # (``report`` by position)
         if node.parked:
             self._wake(node)
         if node.waiting_count:
