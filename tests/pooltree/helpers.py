@@ -37,6 +37,25 @@ def scheduler(
     return trees, tree
 
 
+def integral_pools(tree: PoolTree) -> None:
+    """Add a burst pool (flow 7 cpu, burst 13 cpu) and a relaxed pool (flow 3 cpu) under the
+    root: the integral pools of the tests that read integral results."""
+    tree.create_pool(
+        "burst",
+        config={
+            "integral_guarantees": {
+                "guarantee_type": "burst",
+                "resource_flow": {"cpu": 7},
+                "burst_guarantee_resources": {"cpu": 13},
+            }
+        },
+    )
+    tree.create_pool(
+        "relaxed",
+        config={"integral_guarantees": {"guarantee_type": "relaxed", "resource_flow": {"cpu": 3}}},
+    )
+
+
 def counters(tree: PoolTree, pool: str) -> tuple[int, int, int]:
     """(operation_count, running_operation_count, lightweight_running_operation_count)."""
     p = tree.pools[pool]

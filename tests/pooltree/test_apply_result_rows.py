@@ -7,7 +7,7 @@ import struct
 
 import pytest
 
-from tests.pooltree.helpers import scheduler, vanilla
+from tests.pooltree.helpers import integral_pools, scheduler, vanilla
 from ytsched.fairshare import native
 from ytsched.fairshare.update import run_update
 from ytsched.pooltree import PoolTree, snapshot
@@ -20,20 +20,7 @@ def _bits(values: tuple[float, ...]) -> bytes:
 def _integral_tree() -> PoolTree:
     """Burst and relaxed integral pools that accumulate volume over a few updates."""
     trees, tree = scheduler({"main_resource": "cpu"}, cpu=50.0)
-    tree.create_pool(
-        "burst",
-        config={
-            "integral_guarantees": {
-                "guarantee_type": "burst",
-                "resource_flow": {"cpu": 7},
-                "burst_guarantee_resources": {"cpu": 13},
-            }
-        },
-    )
-    tree.create_pool(
-        "relaxed",
-        config={"integral_guarantees": {"guarantee_type": "relaxed", "resource_flow": {"cpu": 3}}},
-    )
+    integral_pools(tree)
     tree.create_pool("plain", config={"weight": 2})
     trees.start_operation("op-plain", user="u", spec=vanilla("plain", jobs=100), now=1)
     return tree

@@ -8,7 +8,7 @@ import struct
 
 import pytest
 
-from tests.pooltree.helpers import scheduler, vanilla
+from tests.pooltree.helpers import integral_pools, scheduler, vanilla
 from ytsched.fairshare import native
 from ytsched.fairshare.update import UpdateResult, run_update
 from ytsched.pooltree import PoolTree, snapshot
@@ -19,20 +19,7 @@ from ytsched.simulator.timeseries import PoolValues, _element_values, pool_value
 def _tree() -> PoolTree:
     """Burst and relaxed integral pools beside plain ones, with usage and demand."""
     trees, tree = scheduler({"main_resource": "cpu"}, cpu=50.0)
-    tree.create_pool(
-        "burst",
-        config={
-            "integral_guarantees": {
-                "guarantee_type": "burst",
-                "resource_flow": {"cpu": 7},
-                "burst_guarantee_resources": {"cpu": 13},
-            }
-        },
-    )
-    tree.create_pool(
-        "relaxed",
-        config={"integral_guarantees": {"guarantee_type": "relaxed", "resource_flow": {"cpu": 3}}},
-    )
+    integral_pools(tree)
     tree.create_pool("plain", config={"weight": 2, "strong_guarantee_resources": {"cpu": 9}})
     tree.create_pool("child", parent="plain")
     trees.start_operation("op-plain", user="u", spec=vanilla("child", jobs=100), now=1)
